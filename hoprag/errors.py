@@ -1,0 +1,17 @@
+"""User-facing errors: the CLI prints their message as one line and exits non-zero."""
+
+
+class HopragError(Exception):
+    """An error caused by input or environment that the user can fix; the message says how."""
+
+
+class UnknownSpecError(HopragError):
+    """A model, source, method or index name that hoprag does not know."""
+
+
+class EndpointError(HopragError):
+    """An LLM endpoint that cannot be reached or keeps failing."""
+
+
+class ContextOverflowError(HopragError):
+    """A prompt that cannot be shortened enough to fit the model's context window."""

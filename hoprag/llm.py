@@ -1,0 +1,296 @@
+"""The one provider layer every LLM call goes through.
+
+`chat_model(spec, role, ctx)` turns a spec string into a LangChain chat model; `call_llm` runs a call
+with bounded retries, turns transport failures into clear errors, and returns the text together with
+a usage record (role, model, tokens in/out, seconds) that the graphs add to their state.
+
+Specs:
+- `local:<name>` / `local:<file.gguf>`: llama-cpp-python in process (the embedded default);
+- `local-server:<name>`: the same model behind `llama_cpp.server` on 127.0.0.1, driven by ChatOpenAI;
+- `openai:<model>`: ChatOpenAI; honours OPENAI_API_KEY and OPENAI_BASE_URL (vLLM, Ollama, ...);
+- `fake:<name>`: a scripted model registered with `register_fake` (tests).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from hoprag.context import ROLES, Context
+from hoprag.errors import ContextOverflowError, EndpointError, HopragError, UnknownSpecError
+from hoprag.local_models import DEFAULT_LOCAL_MODEL
+
+DEFAULT_SPEC = f"local:{DEFAULT_LOCAL_MODEL}"
+DEFAULT_REMOTE_WINDOW = 32768
+
+
+def resolve_spec(role: str, ctx: Context) -> str:
+    """Role spec, then HOPRAG_<ROLE>_LLM, then the shared spec, then HOPRAG_LLM, then the default."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role}")
+    return (
+        getattr(ctx, f"{role}_llm", None)
+        or os.environ.get(f"HOPRAG_{role.upper()}_LLM")
+        or ctx.llm
+        or os.environ.get("HOPRAG_LLM")
+        or DEFAULT_SPEC
+    )
+
+
+# --------------------------------------------------------------------------- usage records
+
+
+@dataclass
+class LLMCall:
+    role: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per-role totals: calls, input and output tokens, seconds."""
+    totals: dict[str, dict[str, float]] = {}
+    for call in calls:
+        row = totals.setdefault(
+            call["role"], {"calls": 0, "input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
+        )
+        row["calls"] += 1
+        row["input_tokens"] += call["input_tokens"]
+        row["output_tokens"] += call["output_tokens"]
+        row["seconds"] = round(row["seconds"] + call["seconds"], 3)
+    return totals
+
+
+# --------------------------------------------------------------------------- scripted fakes
+
+Script = Sequence[str] | Callable[[list[BaseMessage]], str]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A fake chat model for tests: answers from a list (in order) or a function of the messages.
+
+    It fills `usage_metadata` (whitespace tokens) like a real endpoint, can sleep to simulate latency,
+    and keeps every prompt it saw so tests can assert what a node sent.
+    """
+
+    script: Any
+    delay: float = 0.0
+    prompts: list[str] = field(default_factory=list)
+    _lock: Any = None
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    def __init__(self, script: Script, delay: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(script=script, delay=delay, prompts=[], **kwargs)
+        self._lock = threading.Lock()
+
+    @property
+    def _llm_type(self) -> str:
+        return "hoprag-scripted"
+
+    def _next(self, messages: list[BaseMessage]) -> str:
+        with self._lock:
+            self.prompts.append("\n".join(str(m.content) for m in messages))
+            if callable(self.script):
+                return self.script(messages)
+            index = len(self.prompts) - 1
+            if index >= len(self.script):
+                raise RuntimeError(f"scripted model ran out of responses after {len(self.script)} calls")
+            return self.script[index]
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        if self.delay:
+            time.sleep(self.delay)
+        text = self._next(messages)
+        prompt_tokens = sum(len(str(m.content).split()) for m in messages)
+        message = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": prompt_tokens,
+                "output_tokens": len(text.split()),
+                "total_tokens": prompt_tokens + len(text.split()),
+            },
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+_FAKES: dict[str, BaseChatModel] = {}
+
+
+def register_fake(spec: str, model: BaseChatModel) -> str:
+    """Make `spec` (for example 'fake:finish') resolve to `model`; returns the spec."""
+    if not spec.startswith("fake:"):
+        spec = f"fake:{spec}"
+    _FAKES[spec] = model
+    return spec
+
+
+# --------------------------------------------------------------------------- model construction
+
+_MODELS: dict[tuple[Any, ...], BaseChatModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _local_threads() -> int:
+    return int(os.environ.get("HOPRAG_THREADS", "0")) or max(1, os.cpu_count() or 1)
+
+
+def _local_n_ctx() -> int:
+    return int(os.environ.get("HOPRAG_N_CTX", "8192"))
+
+
+def chat_model(spec: str, role: str, ctx: Context) -> BaseChatModel:
+    """A cached chat model for a spec. Local models get one llama.cpp instance per role: llama.cpp
+    only reuses the KV cache for the prefix shared with the previous call on the same instance, so
+    alternating roles on one instance would re-read every prompt from scratch. Weights are mmapped,
+    so the instances share them."""
+    kind, _, name = spec.partition(":")
+    if kind == "fake":
+        if spec not in _FAKES:
+            raise UnknownSpecError(f"unknown fake model '{spec}'; register it with hoprag.llm.register_fake")
+        return _FAKES[spec]
+    if kind not in ("local", "local-server", "openai") or not name:
+        raise UnknownSpecError(
+            f"unknown model spec '{spec}'; use local:<name|file.gguf>, local-server:<name>, openai:<model> or fake:<name>"
+        )
+    key = (spec, role if kind == "local" else "", ctx.seed)
+    with _MODELS_LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if kind == "local":
+            from hoprag.llama_local import ChatLlamaCpp
+
+            model: BaseChatModel = ChatLlamaCpp.load(name, n_ctx=_local_n_ctx(), n_threads=_local_threads(), seed=ctx.seed)
+        elif kind == "local-server":
+            from hoprag.llama_local import local_server_model
+
+            model = local_server_model(name, n_ctx=_local_n_ctx(), n_threads=_local_threads())
+        else:
+            from langchain_openai import ChatOpenAI
+
+            model = ChatOpenAI(
+                model=name,
+                api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+                base_url=os.environ.get("OPENAI_BASE_URL") or None,
+                stream_usage=True,
+                max_retries=0,  # call_llm owns the retry policy
+                timeout=float(os.environ.get("HOPRAG_TIMEOUT", "120")),
+            )
+        _MODELS[key] = model
+        return model
+
+
+def context_window(spec: str, ctx: Context) -> int:
+    if ctx.context_window:
+        return ctx.context_window
+    if spec.startswith("local"):
+        return _local_n_ctx()
+    return DEFAULT_REMOTE_WINDOW
+
+
+def count_tokens(spec: str, role: str, ctx: Context, text: str) -> int:
+    """Exact for local models (their own tokenizer); a conservative estimate elsewhere, since
+    tiktoken downloads its vocabulary and fails offline."""
+    if spec.startswith("local:"):
+        model = chat_model(spec, role, ctx)
+        return model.count_tokens(text)  # type: ignore[attr-defined]
+    return len(text) // 3 + 1
+
+
+# --------------------------------------------------------------------------- the call
+
+
+def _as_messages(prompt: str | Sequence[BaseMessage], system: str | None) -> list[BaseMessage]:
+    if isinstance(prompt, str):
+        messages: list[BaseMessage] = [HumanMessage(prompt)]
+    else:
+        messages = list(prompt)
+    if system:
+        messages.insert(0, SystemMessage(system))
+    return messages
+
+
+def _is_overflow(error: Exception) -> bool:
+    text = str(error).lower()
+    return "context length" in text or "context window" in text or "exceed context" in text or "maximum context" in text
+
+
+def call_llm(
+    role: str,
+    prompt: str | Sequence[BaseMessage],
+    ctx: Context,
+    *,
+    system: str | None = None,
+    stop: list[str] | None = None,
+    max_tokens: int | None = None,
+    logprobs: bool = False,
+) -> tuple[str, LLMCall, AIMessage]:
+    """Run one LLM call for a role. Returns (text, usage record, raw message)."""
+    spec = resolve_spec(role, ctx)
+    model = chat_model(spec, role, ctx)
+    messages = _as_messages(prompt, system)
+    kwargs: dict[str, Any] = {"temperature": ctx.temperature, "max_tokens": max_tokens or ctx.max_tokens}
+    if stop:
+        kwargs["stop"] = stop
+    if logprobs:
+        kwargs["logprobs"] = True
+    if spec.startswith(("local", "openai")):
+        kwargs["seed"] = ctx.seed
+    if spec.startswith("fake:"):
+        kwargs = {"stop": stop} if stop else {}
+    attempts = max(1, ctx.max_retries + 1)
+    last_error: Exception | None = None
+    for attempt in range(attempts):
+        started = time.perf_counter()
+        try:
+            message = model.invoke(messages, **kwargs)
+        except HopragError:
+            raise
+        except Exception as error:  # transport and server errors: retried, then reported clearly
+            if _is_overflow(error):
+                raise ContextOverflowError(f"prompt of role {role} exceeds the context window of {spec}") from error
+            last_error = error
+            if attempt + 1 < attempts:
+                time.sleep(min(4.0, 0.5 * 2**attempt))
+            continue
+        seconds = time.perf_counter() - started
+        usage = getattr(message, "usage_metadata", None) or {}
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        record = LLMCall(
+            role=role,
+            model=spec,
+            input_tokens=int(usage.get("input_tokens", 0)),
+            output_tokens=int(usage.get("output_tokens", 0)),
+            seconds=round(seconds, 4),
+        )
+        return text, record, message
+    raise _describe_failure(spec, role, attempts, last_error)
+
+
+def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None) -> HopragError:
+    name = type(error).__name__ if error else "error"
+    if name in ("APIConnectionError", "ConnectError", "APITimeoutError", "ConnectionError"):
+        base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        return EndpointError(
+            f"cannot reach the endpoint of {spec} at {base} after {attempts} attempt(s); "
+            f"check OPENAI_BASE_URL and that the server is running"
+        )
+    if name == "AuthenticationError":
+        return EndpointError(f"the endpoint of {spec} rejected the API key; set OPENAI_API_KEY")
+    if name == "NotFoundError":
+        return EndpointError(f"the endpoint does not serve model '{spec.partition(':')[2]}'; check the model name")
+    return EndpointError(f"LLM call for role {role} ({spec}) failed after {attempts} attempt(s): {name}: {error}")

@@ -1,0 +1,1 @@
+"""Reusable graph nodes: each is a small function of state and runtime."""

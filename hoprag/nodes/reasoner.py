@@ -1,0 +1,100 @@
+"""The ReAct reasoner: one Thought and one Action per turn, with its history fitted to the window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hoprag.context import Context, context_of
+from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
+from hoprag.nodes.parsing import normalize_query, parse_react
+from hoprag.prompts.react import REACT_CONTINUE, REACT_INSTRUCTIONS, REACT_QUESTION
+from hoprag.state import AgentState
+
+DROPPED = "[observation dropped to fit the context window]"
+
+
+def render_history(trajectory: list[dict[str, Any]], dropped: int = 0) -> str:
+    lines = []
+    for number, step in enumerate(trajectory, 1):
+        lines.append(f"Thought {number}: {step['thought']}")
+        lines.append(f"Action {number}: {step['action']}")
+        observation = DROPPED if number <= dropped else step["observation"]
+        lines.append(f"Observation {number}: {observation}")
+    return "\n".join(lines)
+
+
+def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, role: str = "reasoner") -> tuple[str, int]:
+    """The reasoner prompt, dropping the oldest observations until it fits the window.
+
+    Returns the prompt and how many observations were dropped. The newest observation is never
+    dropped: without it the reasoner cannot act on its last search."""
+    spec = resolve_spec(role, ctx)
+    budget = context_window(spec, ctx) - ctx.max_tokens - 16
+    for dropped in range(0, max(1, len(trajectory))):
+        history = render_history(trajectory, dropped)
+        prompt = REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question, history=history)
+        prompt += "\n" + REACT_CONTINUE.format(step=len(trajectory) + 1)
+        if count_tokens(spec, role, ctx, prompt) <= budget:
+            return prompt, dropped
+    # Still too long with every older observation dropped: shorten the newest one as a last resort.
+    last = dict(trajectory[-1])
+    keep = max(200, budget * 2)
+    last["observation"] = last["observation"][:keep] + " [...]"
+    history = render_history([*trajectory[:-1], last], len(trajectory) - 1)
+    prompt = REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question, history=history)
+    return prompt + "\n" + REACT_CONTINUE.format(step=len(trajectory) + 1), len(trajectory)
+
+
+def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    trajectory = state.get("trajectory", [])
+    prompt, dropped = fit_prompt(state["question"], trajectory, ctx)
+    text, record, _ = call_llm("reasoner", prompt, ctx, stop=["\nObservation", "Observation:"])
+    # The prompt ends with "Thought n:", so the reply starts inside the thought.
+    action = parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
+    step: dict[str, Any] = {
+        "thought": action.thought,
+        "action": f"{action.kind}[{action.argument}]" if action.kind != "invalid" else text.strip()[-300:],
+        "kind": action.kind,
+        "entity": action.entity,
+        "query": action.query,
+        "argument": action.argument,
+        "problem": action.problem,
+        "raw": text,
+    }
+    update: dict[str, Any] = {"calls": [record.to_dict()], "pending": step,
+                              "dropped_observations": max(dropped, state.get("dropped_observations", 0))}
+    if action.kind == "search":
+        earlier = {normalize_query(s.get("argument", "")) for s in trajectory if s.get("kind") == "search"}
+        if normalize_query(action.argument) in earlier:
+            step["repeated"] = True
+            update["repeated_queries"] = 1
+    elif action.kind == "invalid":
+        # The malformed turn is a step of its own whose observation tells the reasoner how to recover.
+        step["observation"] = (
+            f"Invalid action ({action.problem}). Reply with one line 'Thought: ...' and one line "
+            "'Action: search[entity; query]' or 'Action: finish[answer]'."
+        )
+        update["trajectory"] = [step]
+    elif action.kind == "finish":
+        step["observation"] = action.argument
+        update["trajectory"] = [step]
+        update["answer"] = action.argument
+        update["finished_by"] = "finish"
+    return update
+
+
+def route_after_reason(state: AgentState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    if state.get("finished_by") == "finish":
+        return "concise_answer"
+    if len(state.get("trajectory", [])) >= ctx.max_steps:
+        return "synthesize"
+    if state["pending"]["kind"] == "search":
+        return "retrieve"
+    return "reason"
+
+
+def route_after_observe(state: AgentState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    return "synthesize" if len(state.get("trajectory", [])) >= ctx.max_steps else "reason"

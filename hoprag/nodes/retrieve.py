@@ -1,0 +1,37 @@
+"""Retrieval node: top-k documents (pages by default) for the pending search."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from hoprag.context import Context, context_of
+from hoprag.documents import Document
+from hoprag.state import AgentState
+
+_CUSTOM: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def register_retriever(name: str, retriever: Any) -> str:
+    """Serve `name` from an object with `search(query, k) -> list[Document]` (tests, custom corpora)."""
+    with _LOCK:
+        _CUSTOM[name] = retriever
+    return name
+
+
+def search(ctx: Context, query: str, k: int | None = None) -> list[Document]:
+    if ctx.index in _CUSTOM:
+        return list(_CUSTOM[ctx.index].search(query, k or ctx.k))
+    from hoprag.retrievers import make_retriever
+
+    retriever = make_retriever(ctx.index, ctx.retriever, k=k or ctx.k, pages=ctx.pages)
+    return retriever.search(query, k or ctx.k)
+
+
+def retrieve(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    pending = state["pending"]
+    text = f"{pending['entity']} {pending['query']}".strip() if pending.get("entity") else pending["query"]
+    documents = search(ctx, text)
+    return {"documents": [d.to_dict() for d in documents]}

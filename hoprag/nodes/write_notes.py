@@ -1,0 +1,102 @@
+"""NotesWriting: one note-writer call per retrieved document, fanned out with `Send` (parallel) or
+written one after another where each note sees the notes before it (ReNAct, iterative)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import Send
+
+from hoprag.context import context_of
+from hoprag.llm import call_llm
+from hoprag.nodes.parsing import parse_note
+from hoprag.prompts.notes import NOTES_PROMPT
+from hoprag.state import AgentState
+
+NO_NOTES = "None"
+
+
+def gathered_notes(trajectory: list[dict[str, Any]]) -> list[str]:
+    """Notes of every finished step: O_t in the paper's Algorithm 1."""
+    return [f"{n['title']} - {n['note']}" for step in trajectory for n in step.get("notes", []) if n["relevant"]]
+
+
+def write_one_note(
+    step: int, query: str, document: dict[str, Any], previous: list[str], ctx: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    prompt = NOTES_PROMPT.format(
+        context=f"# {document['title']}\n\n{document['text']}" if not document["text"].startswith("#") else document["text"],
+        previous="\n".join(previous) or NO_NOTES,
+        query=query,
+    )
+    text, record, _ = call_llm("notes", prompt, ctx)
+    relevant, body = parse_note(text)
+    note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": relevant, "note": body, "raw": text}
+    return note, record.to_dict()
+
+
+def fan_out_notes(state: AgentState, runtime: Any = None) -> list[Send] | str:
+    """Conditional edge after retrieve: one `write_note` per document, or the iterative writer."""
+    ctx = context_of(runtime)
+    documents = state.get("documents") or []
+    if not documents:
+        return "observe_notes"
+    if ctx.notes_mode == "iterative":
+        return "write_notes_iterative"
+    previous = gathered_notes(state.get("trajectory", []))
+    query = state["pending"]["argument"]
+    return [
+        Send("write_note", {"step": len(state.get("trajectory", [])), "query": query, "document": d, "previous": previous})
+        for d in documents
+    ]
+
+
+def write_note(payload: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
+    note, record = write_one_note(payload["step"], payload["query"], payload["document"], payload["previous"], context_of(runtime))
+    return {"step_notes": [note], "calls": [record]}
+
+
+def write_notes_iterative(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    previous = gathered_notes(state.get("trajectory", []))
+    notes, calls = [], []
+    for document in state.get("documents") or []:
+        note, record = write_one_note(len(state.get("trajectory", [])), state["pending"]["argument"], document, previous, ctx)
+        notes.append(note)
+        calls.append(record)
+        if note["relevant"]:
+            previous = [*previous, f"{note['title']} - {note['note']}"]
+    return {"step_notes": notes, "calls": calls}
+
+
+def observe_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """Aggregate the step's notes into its observation and close the step."""
+    order = {d["id"]: i for i, d in enumerate(state.get("documents") or [])}
+    step = len(state.get("trajectory", []))
+    notes = sorted((n for n in state.get("step_notes", []) if n["step"] == step), key=lambda n: order.get(n["doc_id"], 0))
+    kept = [n for n in notes if n["relevant"]]
+    if kept:
+        observation = "\n".join(f"(Result {i}) {n['title']} - {n['note']}" for i, n in enumerate(kept, 1))
+    elif not state.get("documents"):
+        observation = "The search returned no documents. Try a different search term."
+    else:
+        observation = "No relevant information was found. Try a different search term."
+    return close_step(state, observation, notes=notes)
+
+
+def observe_documents(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """ReAct baseline: the raw retrieved documents are the observation."""
+    documents = state.get("documents") or []
+    if not documents:
+        return close_step(state, "The search returned no documents. Try a different search term.")
+    observation = "\n".join(f"(Result {i}) {d['title']} - {d['text']}" for i, d in enumerate(documents, 1))
+    return close_step(state, observation)
+
+
+def close_step(state: AgentState, observation: str, notes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    pending = dict(state["pending"])
+    pending["retrieved_ids"] = [d["id"] for d in state.get("documents") or []]
+    pending["retrieved_titles"] = [d["title"] for d in state.get("documents") or []]
+    pending["notes"] = notes or []
+    pending["observation"] = observation
+    return {"trajectory": [pending], "documents": []}

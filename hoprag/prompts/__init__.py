@@ -1,0 +1,1 @@
+"""The papers' prompts as templates. Static text comes first so llama.cpp can reuse its KV cache."""

@@ -1,0 +1,49 @@
+"""ReAct / ReNAct reasoner prompt, in the style of the NotesWriting and ReNAct papers (Tables 6-8)."""
+
+REACT_INSTRUCTIONS = """Solve a question answering task with interleaving Thought, Action, Observation steps. Thought reasons about the current situation. Action is exactly one of:
+(1) search[entity; query]: searches Wikipedia for the entity and returns what the pages say about the query. Use search[query] when there is no single entity.
+(2) finish[answer]: returns the answer and ends the task. The answer is short: a name, a date, a number, or yes/no, never a sentence.
+Write one Thought line and one Action line per turn, then stop and wait for the Observation.
+
+Example:
+Question: Which magazine was started first, Arthur's Magazine or First for Women?
+Thought 1: I need to find when Arthur's Magazine and First for Women were started, then compare.
+Action 1: search[Arthur's Magazine; When was Arthur's Magazine started?]
+Observation 1: (Result 1) Arthur's Magazine - Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia.
+Thought 2: Arthur's Magazine was started in 1844. Now I need the start of First for Women.
+Action 2: search[First for Women; When was First for Women started?]
+Observation 2: (Result 1) First for Women - First for Women is a woman's magazine published by Bauer Media Group in the USA. The magazine was started in 1989.
+Thought 3: First for Women was started in 1989, after 1844, so Arthur's Magazine was started first.
+Action 3: finish[Arthur's Magazine]
+
+Example:
+Question: The director of the romantic comedy "Big Stone Gap" is based in what New York city?
+Thought 1: I need the director of "Big Stone Gap", then where that director is based.
+Action 1: search[Big Stone Gap (film); Who directed Big Stone Gap?]
+Observation 1: (Result 1) Big Stone Gap (film) - Big Stone Gap is a 2014 American romantic comedy film directed by Adriana Trigiani.
+Thought 2: The director is Adriana Trigiani. I need to find where she is based.
+Action 2: search[Adriana Trigiani; Where is Adriana Trigiani based?]
+Observation 2: (Result 1) Adriana Trigiani - Adriana Trigiani is an Italian American best-selling author and film director based in Greenwich Village, New York City.
+Thought 3: Adriana Trigiani is based in Greenwich Village.
+Action 3: finish[Greenwich Village, New York City]
+"""
+
+REACT_QUESTION = """
+Question: {question}
+{history}"""
+
+REACT_CONTINUE = "Thought {step}:"
+
+SYNTHESIZE = """Answer the question from the notes gathered while researching it. Give only the answer: a name, a date, a number, or yes/no, with no explanation and no full sentence.
+
+Notes:
+{notes}
+
+Question: {question}
+Answer:"""
+
+CONCISE = """Shorten the answer to the fewest words that still answer the question (a name, a date, a number, or yes/no). Reply with the short answer only.
+
+Question: {question}
+Long answer: {answer}
+Short answer:"""

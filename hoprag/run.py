@@ -1,0 +1,55 @@
+"""Run one method on one question: the shared entry point of `hoprag ask` and `hoprag eval`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hoprag.context import Context
+from hoprag.errors import HopragError
+from hoprag.graphs import load_method
+from hoprag.llm import summarize_usage
+
+
+def run_question(
+    method: str,
+    question: str,
+    ctx: Context,
+    on_update: Callable[[str, dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Answer `question`; `on_update(node, update)` sees every node's output as it happens."""
+    if not question or not question.strip():
+        raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
+    graph, implied = load_method(method)
+    ctx = ctx.with_options(**implied)
+    # Each step runs a few nodes (reason, retrieve, notes, observe), so give LangGraph room beyond
+    # our own cap; our cap, not the recursion limit, is what ends a run.
+    config = {"recursion_limit": 6 * ctx.max_steps + 20, "max_concurrency": ctx.max_concurrency}
+    started = time.perf_counter()
+    final: dict[str, Any] = {}
+    for chunk in graph.stream({"question": question.strip()}, config=config, context=ctx, stream_mode=["updates", "values"]):
+        mode, payload = chunk
+        if mode == "values":
+            final = payload
+        elif on_update is not None:
+            for node, update in payload.items():
+                if update:
+                    on_update(node, update)
+    seconds = time.perf_counter() - started
+    trajectory = final.get("trajectory", [])
+    calls = final.get("calls", [])
+    return {
+        "question": question.strip(),
+        "method": method,
+        "answer": final.get("answer", ""),
+        "finished_by": final.get("finished_by", ""),
+        "steps": sum(1 for s in trajectory if s.get("kind") == "search"),
+        "turns": len(trajectory),
+        "repeated_queries": final.get("repeated_queries", 0),
+        "dropped_observations": final.get("dropped_observations", 0),
+        "trajectory": trajectory,
+        "usage": summarize_usage(calls),
+        "llm_calls": len(calls),
+        "seconds": round(seconds, 3),
+    }

@@ -1,0 +1,37 @@
+"""Graph state shared by the iterative methods. Reducers say how parallel nodes merge their output."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict  # typing.TypedDict breaks the server's JSON schemas on 3.11
+
+
+class InputState(TypedDict):
+    question: str
+
+
+class OutputState(TypedDict, total=False):
+    answer: str
+    trajectory: list[dict[str, Any]]
+    calls: list[dict[str, Any]]
+    finished_by: str
+    repeated_queries: int
+    dropped_observations: int
+
+
+class AgentState(TypedDict, total=False):
+    question: str
+    # One entry per reasoning step: thought, action, query, retrieved ids, notes, observation.
+    trajectory: Annotated[list[dict[str, Any]], operator.add]
+    # Note-writer outputs of the step in flight; fan-out writers append here in parallel.
+    step_notes: Annotated[list[dict[str, Any]], operator.add]
+    # Usage records of every LLM call: role, model, tokens in/out, seconds.
+    calls: Annotated[list[dict[str, Any]], operator.add]
+    pending: dict[str, Any]  # the parsed action of the step in flight
+    documents: list[dict[str, Any]]  # documents retrieved for the step in flight
+    answer: str
+    finished_by: str  # finish | cap
+    repeated_queries: Annotated[int, operator.add]
+    dropped_observations: int

@@ -1,0 +1,128 @@
+"""ReNAct / ReAct graph behaviour with scripted models and an in-memory retriever."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.errors import HopragError
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.run import run_question
+
+
+class ListRetriever:
+    def __init__(self, documents: list[Document]):
+        self.documents = documents
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int) -> list[Document]:
+        self.queries.append(query)
+        return self.documents[:k]
+
+
+DOCS = [Document(id=f"d{i}", title=f"Title {i}", text=f"Fact number {i}.") for i in range(5)]
+
+
+def make_ctx(reasoner: list[str] | object, notes: object = None, *, docs=DOCS, **options) -> Context:
+    register_retriever("test-index", ListRetriever(docs))
+    spec = register_fake("fake:reasoner", ScriptedChatModel(reasoner))
+    notes_spec = register_fake("fake:notes", notes or ScriptedChatModel(lambda m: "YES#" + "note"))
+    gen_spec = register_fake("fake:generator", ScriptedChatModel(lambda m: "Short Answer"))
+    return Context(reasoner_llm=spec, notes_llm=notes_spec, generator_llm=gen_spec, index="test-index", **options)
+
+
+def test_finish_after_one_search():
+    ctx = make_ctx(["Thought: look it up\nAction: search[Title 1; what fact]", "Thought: done\nAction: finish[42]"])
+    result = run_question("renact", "What is the fact?", ctx)
+    assert result["answer"] == "42"
+    assert result["finished_by"] == "finish"
+    assert result["steps"] == 1
+    step = result["trajectory"][0]
+    assert step["query"] == "what fact" and step["entity"] == "Title 1"
+    assert step["retrieved_ids"] == [d.id for d in DOCS]
+    assert step["observation"].startswith("(Result 1) Title 0 - note")
+    assert result["usage"]["notes"]["calls"] == 5
+    assert result["usage"]["reasoner"]["calls"] == 2
+
+
+def test_cap_reached_synthesizes_answer():
+    ctx = make_ctx(lambda m: "Thought: again\nAction: search[something]", max_steps=3)
+    result = run_question("renact", "Q?", ctx)
+    assert result["finished_by"] == "cap"
+    assert result["answer"] == "Short Answer"
+    assert result["turns"] == 3
+    assert result["repeated_queries"] == 2
+
+
+def test_malformed_action_is_an_observation():
+    ctx = make_ctx(["I think the answer is something", "Thought: ok\nAction: search[]", "Action: finish[x]"])
+    result = run_question("renact", "Q?", ctx)
+    first, second = result["trajectory"][:2]
+    assert first["kind"] == "invalid" and "Invalid action" in first["observation"]
+    assert second["kind"] == "invalid" and "needs a query" in second["observation"]
+    assert result["answer"] == "x"
+
+
+def test_several_actions_run_only_the_first():
+    ctx = make_ctx(["Thought: t\nAction: search[a]\nAction: search[b]", "Action: finish[y]"])
+    result = run_question("renact", "Q?", ctx)
+    assert result["trajectory"][0]["query"] == "a"
+    assert "only the first" in result["trajectory"][0]["problem"]
+
+
+def test_no_documents_and_all_no_notes():
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], docs=[])
+    result = run_question("renact", "Q?", ctx)
+    assert "no documents" in result["trajectory"][0]["observation"]
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], notes=ScriptedChatModel(lambda m: "NO#nothing"))
+    result = run_question("renact", "Q?", ctx)
+    assert "No relevant information" in result["trajectory"][0]["observation"]
+
+
+def test_iterative_notes_see_earlier_notes():
+    notes = ScriptedChatModel(lambda m: "YES#fact from " + str(m[-1].content).split("# ")[1].split("\n")[0])
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], notes=notes)
+    run_question("renact-iterative", "Q?", ctx)
+    # The fifth note writer sees the four notes written before it in the same step.
+    assert notes.prompts[4].count("fact from Title") == 4
+    assert "Previous Context: None" in notes.prompts[0]
+
+
+def test_parallel_notes_do_not_see_each_other_and_run_concurrently():
+    notes = ScriptedChatModel(lambda m: "YES#n", delay=0.3)
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], notes=notes)
+    started = time.perf_counter()
+    run_question("renact", "Q?", ctx)
+    elapsed = time.perf_counter() - started
+    assert all("Previous Context: None" in p for p in notes.prompts)
+    assert elapsed < 5 * 0.3 * 0.6
+
+
+def test_react_observes_raw_documents():
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"])
+    result = run_question("react", "Q?", ctx)
+    assert "Fact number 3." in result["trajectory"][0]["observation"]
+    assert "notes" not in result["usage"]
+
+
+def test_long_finish_answer_is_shortened():
+    ctx = make_ctx(["Action: finish[The answer to this question is certainly the one named Short Answer]"])
+    result = run_question("renact", "Q?", ctx)
+    assert result["answer"] == "Short Answer"
+
+
+def test_context_overflow_drops_oldest_observations():
+    big = [Document(id="b", title="Big", text="word " * 400)]
+    ctx = make_ctx(lambda m: "Action: search[again and again]", docs=big, max_steps=6, context_window=2200)
+    result = run_question("react", "Q?", ctx)
+    assert result["finished_by"] == "cap"
+    assert result["dropped_observations"] >= 1
+
+
+def test_empty_question_is_an_error():
+    with pytest.raises(HopragError, match="empty"):
+        run_question("renact", "  ", make_ctx([]))
