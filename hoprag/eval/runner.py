@@ -1,0 +1,124 @@
+"""`hoprag eval`: run a method over a dataset, one JSONL line per finished question, resumable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from hoprag.context import Context
+from hoprag.errors import HopragError
+from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
+from hoprag.eval.metrics import retrieval_recall, score_prediction
+from hoprag.llm import resolve_spec
+from hoprag.run import run_question
+
+CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
+
+
+def auto_index(dataset: str) -> str:
+    """The closed-corpus index of a dataset file, keyed by its content hash; built on first use."""
+    from hoprag.retrievers.index import build_index, list_indexes
+
+    kind, _, path = dataset.partition(":")
+    if kind not in CLOSED_CORPUS_KINDS:
+        raise HopragError(f"--index auto needs a dataset with paragraphs ({', '.join(CLOSED_CORPUS_KINDS)}); got {kind}")
+    name = f"auto-{kind}-{dataset_file_hash(path.split('#')[0])}"
+    if not any(i["name"] == name for i in list_indexes()):
+        build_index(name, f"{kind}:{path.split('#')[0]}")
+    return name
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                              cwd=Path(__file__).resolve().parent).stdout.strip()
+    except Exception:
+        return ""
+
+
+def evaluate_one(method: str, example: Example, ctx: Context) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": example.id, "question": example.question, "gold": example.answers,
+                              "hops": example.hops, "type": example.type}
+    try:
+        result = run_question(method, example.question, ctx)
+    except Exception as error:  # recorded and scored as wrong; the run goes on
+        record.update(prediction="", error=f"{type(error).__name__}: {error}",
+                      metrics=score_prediction("", example), seconds=0.0)
+        return record
+    titles = [t for step in result["trajectory"] for t in step.get("retrieved_titles", [])]
+    metrics = score_prediction(result["answer"], example)
+    if example.supporting_titles:
+        metrics["retrieval_recall"] = retrieval_recall(titles, example.supporting_titles)
+    record.update(prediction=result["answer"], metrics=metrics, error=None, **{
+        k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "usage", "seconds",
+                               "finished_by", "trajectory")
+    })
+    return record
+
+
+def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(records) or 1
+    metric_names = sorted({m for r in records for m in r["metrics"]})
+    summary: dict[str, Any] = {"questions": len(records), "failures": sum(1 for r in records if r.get("error"))}
+    for name in metric_names:
+        values = [r["metrics"].get(name) for r in records if r["metrics"].get(name) is not None]
+        summary[name] = round(100 * sum(values) / len(values), 2) if values else None
+    for name in ("steps", "repeated_queries", "llm_calls", "seconds"):
+        summary[f"avg_{name}"] = round(sum(r.get(name) or 0 for r in records) / n, 3)
+    roles: dict[str, dict[str, float]] = {}
+    for r in records:
+        for role, usage in (r.get("usage") or {}).items():
+            row = roles.setdefault(role, {"input_tokens": 0.0, "output_tokens": 0.0, "calls": 0.0})
+            for key in row:
+                row[key] += usage[key] / n
+    summary["tokens_per_question"] = {role: {k: round(v, 1) for k, v in row.items()} for role, row in roles.items()}
+    summary["total_tokens_per_question"] = round(
+        sum(row["input_tokens"] + row["output_tokens"] for row in roles.values()), 1)
+    return summary
+
+
+def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int | None = None,
+             concurrency: int = 1, progress: bool = True) -> dict[str, Any]:
+    examples = load_dataset(dataset, limit=limit)
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.jsonl"
+    done: dict[str, dict[str, Any]] = {}
+    if results_path.exists():
+        for line in results_path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill mid-write: that question runs again
+            done[record["id"]] = record
+    todo = [e for e in examples if e.id not in done]
+    lock = threading.Lock()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, disable=not progress) as bar, results_path.open("a") as sink:
+        task = bar.add_task(f"{method}", total=len(examples), completed=len(examples) - len(todo))
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            futures = [pool.submit(evaluate_one, method, e, ctx) for e in todo]
+            for future in as_completed(futures):
+                record = future.result()
+                with lock:
+                    sink.write(json.dumps(record, default=str) + "\n")
+                    sink.flush()
+                    done[record["id"]] = record
+                bar.advance(task)
+    records = [done[e.id] for e in examples if e.id in done]
+    summary = aggregate(records)
+    summary["config"] = {
+        "method": method, "dataset": dataset, "limit": limit, "index": ctx.index, "retriever": ctx.retriever,
+        "k": ctx.k, "max_steps": ctx.max_steps, "concurrency": concurrency,
+        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "generator")},
+        "git_commit": _git_commit(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary

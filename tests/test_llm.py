@@ -1,0 +1,133 @@
+"""The provider layer: spec resolution, fakes with usage, OpenAI-compatible endpoints, errors."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from hoprag.context import Context
+from hoprag.errors import EndpointError, HopragError, UnknownSpecError
+from hoprag.llm import ScriptedChatModel, call_llm, register_fake, resolve_spec, summarize_usage
+from hoprag.local_models import resolve_gguf
+
+
+def test_spec_precedence(monkeypatch):
+    ctx = Context()
+    assert resolve_spec("notes", ctx) == "local:qwen2.5-coder-1.5b"
+    monkeypatch.setenv("HOPRAG_LLM", "openai:env-all")
+    assert resolve_spec("notes", ctx) == "openai:env-all"
+    assert resolve_spec("notes", Context(llm="openai:ctx-all")) == "openai:ctx-all"
+    monkeypatch.setenv("HOPRAG_NOTES_LLM", "openai:env-notes")
+    assert resolve_spec("notes", Context(llm="openai:ctx-all")) == "openai:env-notes"
+    assert resolve_spec("notes", Context(notes_llm="openai:ctx-notes")) == "openai:ctx-notes"
+    assert resolve_spec("reasoner", Context(llm="openai:ctx-all")) == "openai:ctx-all"
+
+
+def test_fake_records_usage_per_role():
+    spec = register_fake("fake:usage", ScriptedChatModel(["one two three", "four"]))
+    ctx = Context(llm=spec)
+    text, record, _ = call_llm("reasoner", "a b", ctx)
+    assert text == "one two three" and record.input_tokens == 2 and record.output_tokens == 3
+    _, second, _ = call_llm("notes", "c", ctx)
+    totals = summarize_usage([record.to_dict(), second.to_dict()])
+    assert totals["reasoner"]["output_tokens"] == 3 and totals["notes"]["calls"] == 1
+
+
+def test_unknown_specs_are_clear_errors():
+    with pytest.raises(UnknownSpecError, match="unknown model spec"):
+        call_llm("reasoner", "x", Context(llm="gpt4"))
+    with pytest.raises(UnknownSpecError, match="unknown fake"):
+        call_llm("reasoner", "x", Context(llm="fake:nothing-registered"))
+    with pytest.raises(UnknownSpecError, match="unknown local model"):
+        resolve_gguf("no-such-model")
+
+
+def test_failing_model_is_retried_then_reported():
+    attempts = []
+
+    def flaky(messages):
+        attempts.append(1)
+        raise RuntimeError("boom")
+
+    spec = register_fake("fake:flaky", ScriptedChatModel(flaky))
+    with pytest.raises(EndpointError, match="failed after 3 attempt"):
+        call_llm("reasoner", "x", Context(llm=spec, max_retries=2))
+    assert len(attempts) == 3
+
+
+def test_bad_gguf_hash_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOPRAG_MODELS", str(tmp_path))
+    (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"not the model")
+    with pytest.raises(HopragError, match="not the official"):
+        resolve_gguf("smollm2-135m", fetch=False)
+
+
+class _OpenAIStub(BaseHTTPRequestHandler):
+    """A minimal OpenAI-compatible chat endpoint: answers a search first, then finish."""
+
+    replies = ["Thought: search it\nAction: search[Rush; Counterparts]", "Thought: found\nAction: finish[Rush]"]
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][-1]["content"]
+        if prompt.startswith("Extract relevant information"):
+            content = "YES#Counterparts is a Rush album."
+        else:
+            content = self.replies[min(prompt.split("Which band?")[-1].count("Observation "), 1)]
+        payload = {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def openai_stub(monkeypatch):
+    server = HTTPServer(("127.0.0.1", 0), _OpenAIStub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    yield server
+    server.shutdown()
+
+
+def test_openai_compatible_endpoint_runs_renact(openai_stub):
+    from hoprag.documents import Document
+    from hoprag.nodes.retrieve import register_retriever
+    from hoprag.run import run_question
+
+    class One:
+        def search(self, query, k):
+            return [Document(id="r", title="Rush", text="Rush released Counterparts in 1993.")]
+
+    register_retriever("stub-index", One())
+    result = run_question("renact", "Which band?", Context(llm="openai:stub-model", index="stub-index"))
+    assert result["answer"] == "Rush"
+    assert result["usage"]["reasoner"]["input_tokens"] == 22
+    assert result["usage"]["notes"]["calls"] == 1
+
+
+def test_unreachable_endpoint_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(EndpointError, match="cannot reach"):
+        call_llm("reasoner", "x", Context(llm="openai:m", max_retries=0))
+
+
+@pytest.mark.slow
+def test_real_embedded_model_generates():
+    text, record, _ = call_llm("reasoner", "What is the capital of France? One word.", Context(max_tokens=8))
+    assert "paris" in text.lower()
+    assert record.input_tokens > 10 and record.output_tokens >= 1
