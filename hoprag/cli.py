@@ -65,7 +65,7 @@ def _print_update(node: str, update: dict[str, Any]) -> None:
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer."),
-    method: str = typer.Option("renact", help="renact | renact-iterative | react"),
+    method: str = typer.Option("renact", help="renact | renact-iterative | react | resp"),
     index: str = typer.Option(DEMO_INDEX, help="Index to retrieve from (the demo index is built on first use)."),
     llm: str = typer.Option(None, help="Model spec for all roles, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini."),
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
@@ -172,7 +172,7 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1.")) -> None:
 
 @app.command("eval")
 def eval_cmd(
-    method: str = typer.Option(..., help="renact | renact-iterative | react"),
+    method: str = typer.Option(..., help="renact | renact-iterative | react | resp"),
     dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"),
     out_dir: Path = typer.Option(..., "--out", help="Output folder: results.jsonl (one line per question) and summary.json."),
     limit: int = typer.Option(None, help="Evaluate the first N questions."),

@@ -37,14 +37,16 @@ def run_question(
                 if update:
                     on_update(node, update)
     seconds = time.perf_counter() - started
-    trajectory = final.get("trajectory", [])
+    # ReSP keeps the judge's verdicts apart (append-only queues); show them with their iteration.
+    trajectory = [dict(step, **verdict) for step, verdict in zip(final.get("trajectory", []), final.get("judgements", []), strict=False)]
+    trajectory += final.get("trajectory", [])[len(trajectory):]
     calls = final.get("calls", [])
     return {
         "question": question.strip(),
         "method": method,
         "answer": final.get("answer", ""),
         "finished_by": final.get("finished_by", ""),
-        "steps": sum(1 for s in trajectory if s.get("kind") == "search"),
+        "steps": sum(1 for s in trajectory if s.get("kind") == "search" or "sub_question" in s),
         "turns": len(trajectory),
         "repeated_queries": final.get("repeated_queries", 0),
         "dropped_observations": final.get("dropped_observations", 0),

@@ -19,6 +19,7 @@ class OutputState(TypedDict, total=False):
     finished_by: str
     repeated_queries: int
     dropped_observations: int
+    judgements: list[dict[str, str]]
 
 
 class AgentState(TypedDict, total=False):

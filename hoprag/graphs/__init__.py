@@ -8,6 +8,7 @@ METHODS = {
     "renact": ("hoprag.graphs.renact", {"notes_mode": "parallel"}),
     "renact-iterative": ("hoprag.graphs.renact", {"notes_mode": "iterative"}),
     "react": ("hoprag.graphs.react", {}),
+    "resp": ("hoprag.graphs.resp", {}),
 }
 
 

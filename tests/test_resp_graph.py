@@ -1,0 +1,68 @@
+"""ReSP behaviour with scripted per-role models."""
+
+from __future__ import annotations
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.run import run_question
+
+
+class Recorder:
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        return [Document(id=f"{query}-{i}", title=f"T{i}", text=f"text {i}") for i in range(k)]
+
+
+def setup(judge_replies, plan_replies, **options):
+    retriever = Recorder()
+    register_retriever("resp-index", retriever)
+    models = {
+        "summarizer": ScriptedChatModel(lambda m: "Yes, local" if "respond completely" in str(m[-1].content) else "evidence [DONE]"),
+        "judge": ScriptedChatModel(judge_replies),
+        "reasoner": ScriptedChatModel(plan_replies),
+        "generator": ScriptedChatModel(lambda m: "Final"),
+    }
+    specs = {f"{role}_llm": register_fake(f"fake:resp-{role}", model) for role, model in models.items()}
+    return Context(index="resp-index", k=3, **specs, **options), retriever, models
+
+
+def test_sufficient_at_first_iteration():
+    ctx, retriever, models = setup(["Yes"], [])
+    result = run_question("resp", "Who?", ctx)
+    assert result["answer"] == "Final" and result["finished_by"] == "sufficient"
+    assert retriever.queries == ["Who?"]  # iteration 1 retrieves the question itself
+    assert len(result["trajectory"]) == 1
+    assert result["trajectory"][0]["local_answer"] is None  # no local pathway in iteration 1
+    assert result["trajectory"][0]["judgement"] == "Yes"
+    assert models["reasoner"].prompts == []  # the planner was bypassed
+
+
+def test_cap_reached_after_three_iterations():
+    ctx, retriever, models = setup(["No", "no.", "Maybe"], ["Sub one?", "Sub two?"])
+    result = run_question("resp", "Who?", ctx)
+    assert result["finished_by"] == "cap"
+    assert retriever.queries == ["Who?", "Sub one?", "Sub two?"]
+    assert [s["judgement"] for s in result["trajectory"]] == ["No", "No", "No"]  # "Maybe" counts as No
+    assert result["trajectory"][1]["local_answer"] == "local"
+    # The generator saw both memory queues.
+    assert "[Local pathway]\nQ: Sub one? A: local" in models["generator"].prompts[0]
+
+
+def test_repeated_sub_question_is_not_retrieved_again():
+    ctx, retriever, _ = setup(["No", "No", "No"], ["Sub one?", "sub ONE"], max_iterations=5)
+    result = run_question("resp", "Who?", ctx)
+    assert retriever.queries == ["Who?", "Sub one?"]
+    assert result["finished_by"] == "repeated"
+
+
+def test_per_role_models_are_used():
+    ctx, _, models = setup(["No", "Yes"], ["Sub?"])
+    result = run_question("resp", "Who?", ctx)
+    assert set(result["usage"]) == {"summarizer", "judge", "reasoner", "generator"}
+    assert all(m.prompts for m in models.values())
+    assert models["judge"].prompts[0].startswith("Judging based solely")
