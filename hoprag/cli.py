@@ -21,8 +21,8 @@ index_app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval 
 models_app = typer.Typer(no_args_is_help=True, help="Embedded GGUF models.")
 app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
-console = Console(stderr=True)
-out = Console()
+console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the terminal width
+out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"

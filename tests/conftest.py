@@ -13,3 +13,6 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOPRAG_HOME", str(tmp_path / "hoprag-home"))
     monkeypatch.delenv("HOPRAG_LLM", raising=False)
     yield
+
+
+from .openai_stub import openai_stub  # noqa: E402, F401  (fixture shared by test modules)

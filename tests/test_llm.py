@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import pytest
 
 from hoprag.context import Context
@@ -63,45 +59,6 @@ def test_bad_gguf_hash_is_refused(tmp_path, monkeypatch):
     (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"not the model")
     with pytest.raises(HopragError, match="not the official"):
         resolve_gguf("smollm2-135m", fetch=False)
-
-
-class _OpenAIStub(BaseHTTPRequestHandler):
-    """A minimal OpenAI-compatible chat endpoint: answers a search first, then finish."""
-
-    replies = ["Thought: search it\nAction: search[Rush; Counterparts]", "Thought: found\nAction: finish[Rush]"]
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][-1]["content"]
-        if prompt.startswith("Extract relevant information"):
-            content = "YES#Counterparts is a Rush album."
-        else:
-            content = self.replies[min(prompt.split("Which band?")[-1].count("Observation "), 1)]
-        payload = {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-        }
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def openai_stub(monkeypatch):
-    server = HTTPServer(("127.0.0.1", 0), _OpenAIStub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    yield server
-    server.shutdown()
 
 
 def test_openai_compatible_endpoint_runs_renact(openai_stub):

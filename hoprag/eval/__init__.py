@@ -1,0 +1,1 @@
+"""Evaluation: dataset loaders, answer/retrieval metrics, LLM judge, runner and reports."""

@@ -1,0 +1,55 @@
+"""A minimal OpenAI-compatible chat endpoint on 127.0.0.1 for tests: it plays a ReNAct reasoner that
+searches once and then finishes, and a note writer that always finds a note."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+
+class _OpenAIStub(BaseHTTPRequestHandler):
+    """A minimal OpenAI-compatible chat endpoint: answers a search first, then finish."""
+
+    replies = ["Thought: search it\nAction: search[Rush; Counterparts]", "Thought: found\nAction: finish[Rush]"]
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][-1]["content"]
+        if prompt.startswith("Extract relevant information"):
+            content = "YES#Counterparts is a Rush album."
+        else:
+            content = self.replies[min(prompt.split("Which band?")[-1].count("Observation "), 1)]
+        payload = {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def start_stub() -> HTTPServer:
+    server = HTTPServer(("127.0.0.1", 0), _OpenAIStub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def openai_stub(monkeypatch):
+    server = start_stub()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    yield server
+    server.shutdown()
+
+

@@ -1,0 +1,88 @@
+"""The command line: one clear error line and a non-zero exit for bad input; `ask --json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from .openai_stub import start_stub
+
+
+def hoprag(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hoprag.cli", *args], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})), timeout=300)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], fragment: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr + result.stdout
+    assert fragment in result.stderr, result.stderr
+
+
+@pytest.fixture
+def tiny_corpus(tmp_path):
+    corpus = tmp_path / "tiny.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in [
+        {"id": "1", "title": "Rush", "text": "Rush is a Canadian rock band that released Counterparts."},
+        {"id": "2", "title": "Neil Peart", "text": "Neil Peart, drummer of Rush, is in the Modern Drummer Hall of Fame."},
+    ]))
+    return corpus
+
+
+def test_unknown_source():
+    assert_one_line_error(hoprag("index", "build", "x", "--source", "ftp:nowhere"), "source")
+
+
+def test_missing_source_file():
+    assert_one_line_error(hoprag("index", "build", "x", "--source", "hotpotqa:no/such/file.json"), "no/such/file.json")
+
+
+def test_empty_corpus(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert_one_line_error(hoprag("index", "build", "x", "--source", f"jsonl:{empty}"), "no documents")
+
+
+def test_unknown_index():
+    assert_one_line_error(hoprag("index", "info", "nope"), "hoprag index build")
+    assert_one_line_error(hoprag("ask", "Who?", "--index", "nope"), "hoprag index build")
+
+
+def test_index_build_info_and_embedder_mismatch(tiny_corpus):
+    built = hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}")
+    assert built.returncode == 0, built.stderr
+    info = json.loads(hoprag("index", "info", "tiny").stdout)
+    assert info["count"] == 2 and info["source"] == f"jsonl:{tiny_corpus}"
+    assert_one_line_error(hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}", "--embedder", "minilm"),
+                          "embedder")
+
+
+def test_unknown_model_spec_and_empty_question(tiny_corpus):
+    assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
+    assert_one_line_error(hoprag("ask", "Who?", "--index", "tiny", "--llm", "gpt-4"), "unknown model spec")
+    assert_one_line_error(hoprag("ask", "  ", "--index", "tiny"), "empty")
+
+
+def test_unreachable_endpoint(tiny_corpus):
+    assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
+    result = hoprag("ask", "Who?", "--index", "tiny", "--llm", "openai:m", env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert_one_line_error(result, "cannot reach")
+
+
+def test_ask_json_with_an_openai_compatible_endpoint(tiny_corpus):
+    assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
+    stub = start_stub()
+    try:
+        result = hoprag("ask", "Which band?", "--index", "tiny", "--retriever", "bm25", "--llm", "openai:stub", "--json",
+                        env={"OPENAI_BASE_URL": f"http://127.0.0.1:{stub.server_port}/v1", "OPENAI_API_KEY": "x"})
+    finally:
+        stub.shutdown()
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["answer"] == "Rush"
+    assert set(payload) >= {"answer", "steps", "trajectory", "usage", "seconds"}
+    assert payload["steps"] == 1 and payload["usage"]["notes"]["calls"] >= 1

@@ -1,0 +1,82 @@
+"""The graphs served by `langgraph dev`, called through langgraph-sdk as Studio would."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .openai_stub import start_stub
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def served(tmp_path):
+    pytest.importorskip("langgraph_api")
+    from hoprag.retrievers.index import build_index
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in [
+        {"id": "1", "title": "Rush", "text": "Rush is a Canadian rock band. Counterparts is its album."},
+        {"id": "2", "title": "Neil Peart", "text": "Neil Peart was the drummer of Rush."},
+    ]))
+    build_index("served", f"jsonl:{corpus}")
+    stub = start_stub()
+    port = _free_port()
+    env = dict(os.environ, OPENAI_BASE_URL=f"http://127.0.0.1:{stub.server_port}/v1", OPENAI_API_KEY="x",
+               LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "langgraph_cli", "dev", "--config", "langgraph.json", "--no-browser", "--no-reload",
+         "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    import urllib.request
+
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/ok", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        process.kill()
+        pytest.fail("langgraph dev did not start within 90 s")
+    yield url
+    process.terminate()
+    process.wait(20)
+    stub.shutdown()
+
+
+def test_served_graphs_answer_through_the_sdk(served):
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=served)
+    assistants = {a["graph_id"]: a for a in client.assistants.search()}
+    assert {"renact", "react", "resp"} <= set(assistants)
+    schemas = client.assistants.get_schemas(assistants["renact"]["assistant_id"])
+    context_fields = schemas["context_schema"]["properties"]
+    assert "description" in context_fields["notes_llm"] and "description" in context_fields["k"]
+    context = {"llm": "openai:stub", "index": "served", "retriever": "bm25", "max_steps": 4}
+    result = client.runs.wait(None, "renact", input={"question": "Which band?"}, context=context)
+    assert result["answer"] == "Rush"
+    nodes = []
+    for part in client.runs.stream(None, "renact", input={"question": "Which band?"}, context=context,
+                                   stream_mode="updates"):
+        if part.event == "updates":
+            nodes.extend(part.data)
+    assert nodes[:2] == ["reason", "retrieve"] and "write_note" in nodes and nodes[-1] == "concise_answer"
