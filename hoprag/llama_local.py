@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -126,7 +127,9 @@ def local_server_model(name: str, *, n_ctx: int, n_threads: int) -> BaseChatMode
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--logits_all", "true"],
+         "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
+         # logits for every prompt token cost several times the prompt time; only FLARE needs them.
+         "--logits_all", "true" if os.environ.get("HOPRAG_LOGITS_ALL") else "false"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -105,6 +105,9 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                 continue  # a line cut by a kill mid-write: that question runs again
             done[record["id"]] = record
     todo = [e for e in examples if e.id not in done]
+    if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
+        with results_path.open("a") as sink:
+            sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
     lock = threading.Lock()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())

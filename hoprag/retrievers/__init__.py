@@ -1,0 +1,31 @@
+"""Retrieval: corpus sources, on-disk indexes (Chroma + BM25) and LangChain retrievers over them."""
+
+from hoprag.retrievers.embedders import DEFAULT_EMBEDDER, Embedder, make_embedder, register_embedder
+from hoprag.retrievers.index import build_index, index_info, list_indexes, open_index
+from hoprag.retrievers.retrievers import (
+    BM25Retriever,
+    DenseRetriever,
+    HybridRetriever,
+    PageRetriever,
+    Retriever,
+    make_retriever,
+)
+from hoprag.retrievers.sources import iter_source
+
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "BM25Retriever",
+    "DenseRetriever",
+    "Embedder",
+    "HybridRetriever",
+    "PageRetriever",
+    "Retriever",
+    "build_index",
+    "index_info",
+    "iter_source",
+    "list_indexes",
+    "make_embedder",
+    "make_retriever",
+    "register_embedder",
+    "open_index",
+]

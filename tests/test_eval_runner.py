@@ -1,0 +1,71 @@
+"""The eval runner: one line per question, resume, failures recorded, summary and report."""
+
+from __future__ import annotations
+
+import json
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.eval.report import plots, table
+from hoprag.eval.runner import run_eval
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.retrieve import register_retriever
+
+
+class Static:
+    def search(self, query, k):
+        return [Document(id="a", title="Alpha", text="alpha")]
+
+
+def write_dataset(path, n):
+    path.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "answers": [f"ans{i}"],
+                                          "hops": 2}) for i in range(n)))
+
+
+def reasoner(messages):
+    prompt = str(messages[-1].content)
+    number = prompt.split("Question: Question ")[-1].split("?")[0]
+    if number == "3":
+        raise RuntimeError("endpoint down")
+    if "Observation 1:" in prompt.split("Question: Question")[-1]:
+        return f"Action: finish[ans{number}]"
+    return "Action: search[alpha]"
+
+
+def make_ctx() -> Context:
+    register_retriever("eval-index", Static())
+    spec = register_fake("fake:eval", ScriptedChatModel(lambda m: "YES#alpha" if "Extract relevant" in str(m[-1].content) else reasoner(m)))
+    return Context(llm=spec, index="eval-index", max_retries=0)
+
+
+def test_run_resume_and_failures(tmp_path):
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 6)
+    out = tmp_path / "run"
+    summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=4, progress=False)
+    assert summary["questions"] == 4 and summary["failures"] == 1
+    assert summary["em"] == 75.0 and summary["avg_steps"] == 0.75
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    failed = [json.loads(line) for line in lines if json.loads(line)["error"]]
+    assert failed[0]["id"] == "q3" and "endpoint down" in failed[0]["error"] and failed[0]["metrics"]["em"] == 0
+    # Simulate a kill mid-write, then rerun with a larger limit: only the new questions run.
+    with (out / "results.jsonl").open("a") as sink:
+        sink.write('{"id": "q4", "trunc')
+    summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=6, progress=False)
+    ids = [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines() if "trunc" not in line]
+    assert sorted(ids) == [f"q{i}" for i in range(6)]
+    assert summary["questions"] == 6
+    config = json.loads((out / "summary.json").read_text())["config"]
+    assert config["method"] == "renact" and config["models"]["reasoner"] == "fake:eval"
+
+
+def test_concurrency_and_report(tmp_path):
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 3)
+    run_eval("renact", f"jsonl:{data}", tmp_path / "a", make_ctx(), concurrency=3, progress=False)
+    run_eval("react", f"jsonl:{data}", tmp_path / "b", make_ctx(), progress=False)
+    text = table([tmp_path / "a", tmp_path / "b"])
+    assert "| a | renact |" in text and "| b | react |" in text and "(+0.0)" in text
+    paths = plots([tmp_path / "a", tmp_path / "b"], tmp_path / "plots")
+    assert all(p.stat().st_size > 1000 for p in paths)
