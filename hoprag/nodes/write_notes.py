@@ -29,7 +29,8 @@ def write_one_note(
         previous="\n".join(previous) or NO_NOTES,
         query=query,
     )
-    text, record, _ = call_llm("notes", prompt, ctx)
+    # Small note writers fall into "NO#NO#NO#..." loops; stopping there saves up to max_tokens per note.
+    text, record, _ = call_llm("notes", prompt, ctx, stop=["#NO#", "\nContext:"])
     relevant, body = parse_note(text)
     note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": relevant, "note": body, "raw": text}
     return note, record.to_dict()
