@@ -119,6 +119,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGTERM when hoprag dies, even by SIGKILL (atexit would not run)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def local_server_model(name: str, *, n_ctx: int, n_threads: int) -> BaseChatModel:
     """Start `llama_cpp.server` for the model on a free loopback port and return a ChatOpenAI on it."""
     from langchain_openai import ChatOpenAI
@@ -132,6 +141,7 @@ def local_server_model(name: str, *, n_ctx: int, n_threads: int) -> BaseChatMode
          "--logits_all", "true" if os.environ.get("HOPRAG_LOGITS_ALL") else "false"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
     atexit.register(lambda: (process.terminate(), process.wait(10)))
     deadline = time.time() + 120
