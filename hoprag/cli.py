@@ -26,6 +26,24 @@ out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
+METHODS_HELP = "renact | renact-iterative | react | resp | rag | cot"
+LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
+RETRIEVER_OPTION = typer.Option("dense", help="dense | bm25 | hybrid")
+K_OPTION = typer.Option(5, help="Documents per search.")
+MAX_STEPS_OPTION = typer.Option(25, help="Iteration cap T of ReAct / ReNAct.")
+MAX_ITERATIONS_OPTION = typer.Option(3, help="Iteration cap of ReSP.")
+
+
+def make_context(*, retriever: str, k: int, **options: Any) -> Context:
+    """The runtime Context from CLI options, checking what a user can mistype."""
+    if retriever not in ("dense", "bm25", "hybrid"):
+        raise HopragError(f"unknown retriever '{retriever}'; use dense, bm25 or hybrid")
+    if k < 1:
+        raise HopragError(f"--k must be at least 1, got {k}")
+    for name in ("max_steps", "max_iterations"):
+        if options.get(name) is not None and options[name] < 1:
+            raise HopragError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
+    return Context().with_options(retriever=retriever, k=k, **options)
 
 
 def ensure_index(name: str) -> None:
@@ -58,6 +76,15 @@ def _print_update(node: str, update: dict[str, Any]) -> None:
     for step in update.get("trajectory", []):
         if step.get("kind") == "search":
             console.print(f"[blue]Observation:[/] {step['observation'][:600]}")
+        if "sub_question" in step:  # ReSP: one iteration of retrieve + dual summarizer
+            console.print(f"[cyan]Sub-question:[/] {step['sub_question']}")
+            console.print(f"[blue]Global evidence:[/] {step['global_summary'][:600]}")
+            if step.get("local_answer") is not None:
+                console.print(f"[blue]Local pathway:[/] {step['local_answer'] or 'No'}")
+    for verdict in update.get("judgements", []):
+        console.print(f"[magenta]Sufficient?[/] {verdict['judgement']}")
+    if node == "plan" and update.get("refused"):
+        console.print(f"[yellow]Planned sub-question already asked ({update['refused']}): answering now.")
     if node == "synthesize":
         console.print("[yellow]Step cap reached: synthesizing an answer from the notes.")
 
@@ -65,24 +92,31 @@ def _print_update(node: str, update: dict[str, Any]) -> None:
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question to answer."),
-    method: str = typer.Option("renact", help="renact | renact-iterative | react | resp"),
+    method: str = typer.Option("renact", help=METHODS_HELP),
     index: str = typer.Option(DEMO_INDEX, help="Index to retrieve from (the demo index is built on first use)."),
-    llm: str = typer.Option(None, help="Model spec for all roles, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini."),
+    llm: str = LLM_OPTION,
+    reasoner_llm: str = typer.Option(None, help="Model spec of the reasoner (thoughts, actions, plans)."),
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
-    retriever: str = typer.Option("dense", help="dense | bm25 | hybrid"),
-    k: int = typer.Option(5, help="Documents per search."),
-    max_steps: int = typer.Option(25, help="Iteration cap T."),
+    summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
+    generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
+    judge_llm: str = typer.Option(None, help="Model spec of the ReSP sufficiency judge."),
+    retriever: str = RETRIEVER_OPTION,
+    k: int = K_OPTION,
+    max_steps: int = MAX_STEPS_OPTION,
+    max_iterations: int = MAX_ITERATIONS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the live trace."),
 ) -> None:
     """Answer a multi-hop question, showing each step live."""
+    from hoprag.graphs import load_method
     from hoprag.run import run_question
 
+    load_method(method)  # an unknown method fails before the demo index is built
     if not question.strip():
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
-    if retriever not in ("dense", "bm25", "hybrid"):
-        raise HopragError(f"unknown retriever '{retriever}'; use dense, bm25 or hybrid")
+    ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
+                       llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
+                       generator_llm=generator_llm, judge_llm=judge_llm)
     ensure_index(index)
-    ctx = Context(llm=llm, notes_llm=notes_llm, index=index, retriever=retriever, k=k, max_steps=max_steps)  # type: ignore[arg-type]
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
         keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls")
@@ -172,27 +206,41 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1.")) -> None:
 
 @app.command("eval")
 def eval_cmd(
-    method: str = typer.Option(..., help="renact | renact-iterative | react | resp"),
+    method: str = typer.Option(..., help=METHODS_HELP),
     dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"),
     out_dir: Path = typer.Option(..., "--out", help="Output folder: results.jsonl (one line per question) and summary.json."),
     limit: int = typer.Option(None, help="Evaluate the first N questions."),
-    llm: str = typer.Option(None, help="Model spec for all roles."),
+    llm: str = LLM_OPTION,
+    reasoner_llm: str = typer.Option(None, help="Model spec of the reasoner."),
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
+    summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
+    generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
     index: str = typer.Option("auto", help="Index name, or auto: the closed corpus of the dataset file."),
-    retriever: str = typer.Option("dense", help="dense | bm25 | hybrid"),
-    k: int = typer.Option(5, help="Documents per search."),
-    max_steps: int = typer.Option(25, help="Iteration cap T."),
+    retriever: str = RETRIEVER_OPTION,
+    k: int = K_OPTION,
+    max_steps: int = MAX_STEPS_OPTION,
+    max_iterations: int = MAX_ITERATIONS_OPTION,
     concurrency: int = typer.Option(1, help="Questions run at once."),
+    judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
+    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Serve repeated LLM calls from the on-disk cache."),
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
     from hoprag.eval.runner import auto_index, run_eval
+    from hoprag.graphs import load_method
 
+    load_method(method)  # an unknown method fails before any index is built
+    if concurrency < 1:
+        raise HopragError(f"--concurrency must be at least 1, got {concurrency}")
+    ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
+                       reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
+                       generator_llm=generator_llm, llm_cache=llm_cache)
     index_name = auto_index(dataset) if index == "auto" else index
     if index != "auto":
         ensure_index(index_name)
-    ctx = Context(llm=llm, notes_llm=notes_llm, index=index_name, retriever=retriever, k=k, max_steps=max_steps)  # type: ignore[arg-type]
-    summary = run_eval(method, dataset, out_dir, ctx, limit=limit, concurrency=concurrency)
-    keys = ("questions", "failures", "em", "f1", "cover_em", "avg_steps", "total_tokens_per_question", "avg_seconds")
+    summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), limit=limit,
+                       concurrency=concurrency, judge_spec=judge)
+    keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "avg_steps", "total_tokens_per_question",
+            "avg_seconds")
     out.print(" | ".join(f"{key} {summary.get(key)}" for key in keys))
 
 

@@ -48,13 +48,18 @@ class Context:
     )
     max_iterations: int = _describe(3, "ReSP iteration cap (the paper uses 3).")
     temperature: float = _describe(0.0, "Sampling temperature of every LLM call.")
-    seed: int = _describe(0, "Sampling seed, for reproducible runs.")
+    seed: int | None = _describe(0, "Sampling seed, for reproducible runs; None leaves sampling unseeded.")
     max_tokens: int = _describe(256, "Maximum tokens generated per LLM call.")
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."
     )
     max_retries: int = _describe(2, "Retries of a failing LLM call before the run reports the error.")
     max_concurrency: int = _describe(8, "Upper bound on note writers running at once.")
+    llm_cache: bool = _describe(
+        False,
+        "Serve repeated LLM calls (same model, messages and parameters) from the on-disk response cache; "
+        "sampled calls (temperature > 0) are cached only under a fixed seed. `hoprag eval` turns it on.",
+    )
 
     def with_options(self, **options: Any) -> Context:
         """A copy with the given options; None values keep the current value."""

@@ -42,14 +42,14 @@ class ChatLlamaCpp(BaseChatModel):
 
     client: Any = None
     model_path: str = ""
-    seed: int = 0
+    seed: int | None = 0
 
     model_config = {"arbitrary_types_allowed": True}
 
     @classmethod
-    def load(cls, name: str, *, n_ctx: int, n_threads: int, seed: int) -> ChatLlamaCpp:
+    def load(cls, name: str, *, n_ctx: int, n_threads: int, seed: int | None) -> ChatLlamaCpp:
         try:
-            from llama_cpp import Llama
+            from llama_cpp import LLAMA_DEFAULT_SEED, Llama
         except ImportError as error:
             raise HopragError(
                 "the embedded runtime is not installed; run: pip install -e '.[local]' (llama-cpp-python)"
@@ -61,7 +61,7 @@ class ChatLlamaCpp(BaseChatModel):
                 n_ctx=n_ctx,
                 n_threads=n_threads,
                 n_batch=512,
-                seed=seed,
+                seed=LLAMA_DEFAULT_SEED if seed is None else seed,
                 logits_all=False,
                 verbose=False,
             )

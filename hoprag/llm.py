@@ -26,6 +26,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
 from hoprag.errors import ContextOverflowError, EndpointError, HopragError, UnknownSpecError
+from hoprag.llm_cache import cache_key, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
 DEFAULT_SPEC = f"local:{DEFAULT_LOCAL_MODEL}"
@@ -55,6 +56,7 @@ class LLMCall:
     input_tokens: int
     output_tokens: int
     seconds: float
+    cached: bool = False  # served from the on-disk response cache (tokens are those of the original call)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,9 +67,10 @@ def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, floa
     totals: dict[str, dict[str, float]] = {}
     for call in calls:
         row = totals.setdefault(
-            call["role"], {"calls": 0, "input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
+            call["role"], {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
         )
         row["calls"] += 1
+        row["cached_calls"] += int(bool(call.get("cached")))
         row["input_tokens"] += call["input_tokens"]
         row["output_tokens"] += call["output_tokens"]
         row["seconds"] = round(row["seconds"] + call["seconds"], 3)
@@ -248,8 +251,21 @@ def call_llm(
         kwargs["stop"] = stop
     if logprobs:
         kwargs["logprobs"] = True
-    if spec.startswith(("local", "openai")):
+    if spec.startswith(("local", "openai")) and ctx.seed is not None:
         kwargs["seed"] = ctx.seed
+    cache, key = None, ""
+    if ctx.llm_cache and is_cacheable(ctx.temperature, ctx.seed):
+        cache = response_cache()
+        key = cache_key(spec, [(_role_of(m), str(m.content)) for m in messages], {**kwargs, "seed": ctx.seed})
+        hit = cache.get(key)
+        if hit is not None:
+            message = AIMessage(content=hit["text"], response_metadata=hit.get("metadata") or {})
+            record = LLMCall(role, spec, hit["input_tokens"], hit["output_tokens"], 0.0, cached=True)
+            return hit["text"], record, message
+    if spec.startswith("local-server:"):
+        # ChatOpenAI sends max_completion_tokens, which llama_cpp.server ignores: it would then generate
+        # until the context is full. Send the llama.cpp names directly.
+        kwargs["extra_body"] = {"max_tokens": kwargs["max_tokens"], "repeat_penalty": 1.0}
     if spec.startswith("fake:"):
         kwargs = {"stop": stop} if stop else {}
     attempts = max(1, ctx.max_retries + 1)
@@ -277,8 +293,16 @@ def call_llm(
             output_tokens=int(usage.get("output_tokens", 0)),
             seconds=round(seconds, 4),
         )
+        if cache is not None:
+            metadata = {"logprobs": message.response_metadata["logprobs"]} if message.response_metadata.get("logprobs") else {}
+            cache.put(key, {"text": text, "input_tokens": record.input_tokens, "output_tokens": record.output_tokens,
+                            "seconds": record.seconds, "metadata": metadata})
         return text, record, message
     raise _describe_failure(spec, role, attempts, last_error)
+
+
+def _role_of(message: BaseMessage) -> str:
+    return {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, message.type)
 
 
 def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None) -> HopragError:

@@ -8,8 +8,14 @@ from typing import Any
 
 from hoprag.errors import HopragError
 
-COLUMNS = ("em", "f1", "cover_em", "retrieval_recall", "avg_steps", "avg_repeated_queries",
+COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "avg_repeated_queries", "avg_llm_calls",
            "total_tokens_per_question", "avg_seconds", "failures")
+
+
+def role_tokens(summary: dict[str, Any]) -> str:
+    """Input/output tokens per question of each role, e.g. `reasoner 4990/314, notes 14016/1407`."""
+    roles = summary.get("tokens_per_question") or {}
+    return ", ".join(f"{role} {row['input_tokens']:.0f}/{row['output_tokens']:.0f}" for role, row in roles.items())
 
 
 def load_run(path: Path) -> dict[str, Any]:
@@ -21,8 +27,8 @@ def load_run(path: Path) -> dict[str, Any]:
 
 def table(runs: list[Path], baseline: int = 0) -> str:
     summaries = [load_run(p) for p in runs]
-    header = "| run | method | dataset | n | " + " | ".join(COLUMNS) + " |"
-    lines = [header, "|" + "---|" * (len(COLUMNS) + 4)]
+    header = "| run | method | dataset | n | " + " | ".join(COLUMNS) + " | tokens in/out per role |"
+    lines = [header, "|" + "---|" * (len(COLUMNS) + 5)]
     base = summaries[baseline] if summaries else {}
     for path, s in zip(runs, summaries, strict=True):
         cells = []
@@ -34,7 +40,7 @@ def table(runs: list[Path], baseline: int = 0) -> str:
             cells.append(cell)
         config = s.get("config", {})
         dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
-        lines.append(f"| {path.name} | {config.get('method')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + " |")
+        lines.append(f"| {path.name} | {config.get('method')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
     return "\n".join(lines)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import subprocess
 import threading
 import time
@@ -22,8 +24,10 @@ from rich.progress import (
 from hoprag.context import Context
 from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
+from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
-from hoprag.llm import resolve_spec
+from hoprag.llm import call_llm, resolve_spec
+from hoprag.paths import cache_dir
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
@@ -70,6 +74,15 @@ def evaluate_one(method: str, example: Example, ctx: Context) -> dict[str, Any]:
     return record
 
 
+def judge_record(record: dict[str, Any], judge_ctx: Context, cache: JudgeCache) -> None:
+    """Add the LLM judge's decision (the papers' GPT-4 judge prompt) to a finished record, in place."""
+    spec = resolve_spec("judge", judge_ctx)
+    verdict = judge(record["question"], record.get("prediction") or "", record["gold"],
+                    lambda prompt: call_llm("judge", prompt, judge_ctx, max_tokens=256)[0], spec, cache)
+    record["metrics"]["judge"] = None if verdict["correct"] is None else float(verdict["correct"])
+    record["judge"] = {"model": spec, **verdict}
+
+
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(records) or 1
     metric_names = sorted({m for r in records for m in r["metrics"]})
@@ -92,7 +105,11 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int | None = None,
-             concurrency: int = 1, progress: bool = True) -> dict[str, Any]:
+             concurrency: int = 1, progress: bool = True, judge_spec: str | None = None) -> dict[str, Any]:
+    """Evaluate `method` on `dataset` into `out`; finished questions (results.jsonl) are skipped.
+
+    With `judge_spec`, every record gets the LLM judge's decision; records of an earlier run that lack
+    one are judged too, so a finished run can be judged later."""
     examples = load_dataset(dataset, limit=limit)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
@@ -108,13 +125,22 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
+    judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec) if judge_spec else None
+    judge_cache = JudgeCache(cache_dir() / "judgements.jsonl") if judge_spec else None
     lock = threading.Lock()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
+
+    def run_one(example: Example) -> dict[str, Any]:
+        record = evaluate_one(method, example, ctx)
+        if judge_ctx is not None and judge_cache is not None:
+            judge_record(record, judge_ctx, judge_cache)
+        return record
+
     with Progress(*columns, disable=not progress) as bar, results_path.open("a") as sink:
         task = bar.add_task(f"{method}", total=len(examples), completed=len(examples) - len(todo))
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures = [pool.submit(evaluate_one, method, e, ctx) for e in todo]
+            futures = [pool.submit(run_one, e) for e in todo]
             for future in as_completed(futures):
                 record = future.result()
                 with lock:
@@ -122,12 +148,21 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                     sink.flush()
                     done[record["id"]] = record
                 bar.advance(task)
+    unjudged = [r for r in done.values() if "judge" not in r["metrics"]] if judge_ctx is not None else []
+    if unjudged and judge_ctx is not None and judge_cache is not None:
+        for record in unjudged:
+            judge_record(record, judge_ctx, judge_cache)
+        # Rewrite whole, then swap: a kill mid-rewrite leaves the old file intact.
+        partial = results_path.with_suffix(".jsonl.tmp")
+        partial.write_text("".join(json.dumps(r, default=str) + "\n" for r in done.values()))
+        os.replace(partial, results_path)
     records = [done[e.id] for e in examples if e.id in done]
     summary = aggregate(records)
+    options = {k: v for k, v in dataclasses.asdict(ctx).items() if not k.endswith("llm")}
     summary["config"] = {
-        "method": method, "dataset": dataset, "limit": limit, "index": ctx.index, "retriever": ctx.retriever,
-        "k": ctx.k, "max_steps": ctx.max_steps, "concurrency": concurrency,
-        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "generator")},
+        "method": method, "dataset": dataset, "limit": limit, "concurrency": concurrency, **options,
+        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "summarizer", "generator", "judge")},
+        "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
         "git_commit": _git_commit(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))

@@ -9,6 +9,8 @@ METHODS = {
     "renact-iterative": ("hoprag.graphs.renact", {"notes_mode": "iterative"}),
     "react": ("hoprag.graphs.react", {}),
     "resp": ("hoprag.graphs.resp", {}),
+    "rag": ("hoprag.graphs.rag", {}),
+    "cot": ("hoprag.graphs.cot", {}),
 }
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from hoprag.context import context_of
 from hoprag.llm import call_llm
-from hoprag.nodes.write_notes import gathered_notes
+from hoprag.nodes.write_notes import close_step, gathered_notes
+from hoprag.prompts.baselines import COT, STANDARD_RAG
 from hoprag.prompts.react import CONCISE, SYNTHESIZE
 from hoprag.state import AgentState
 
@@ -48,3 +49,24 @@ def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
                                max_tokens=32)
     short = first_line(text)
     return {"answer": short or answer, "calls": [record.to_dict()]}
+
+
+def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """Standard RAG: one generator call over the retrieved documents; the retrieval is the one step."""
+    ctx = context_of(runtime)
+    documents = state.get("documents") or []
+    passages = "\n".join(f"Doc {i} (Title: {d['title']}) {d['text']}" for i, d in enumerate(documents, 1))
+    prompt = STANDARD_RAG.format(documents=passages or "None", question=state["question"])
+    text, record, _ = call_llm("generator", prompt, ctx, max_tokens=48)
+    update = close_step(state, passages or "The search returned no documents.")
+    return {**update, "answer": first_line(text), "finished_by": "generate", "calls": [record.to_dict()]}
+
+
+def answer_closed_book(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """CoT without retrieval: reason step by step, then read the answer after "So the answer is:"."""
+    ctx = context_of(runtime)
+    text, record, _ = call_llm("generator", COT.format(question=state["question"]), ctx)
+    reasoning, marker, tail = text.rpartition("answer is")
+    answer = first_line(tail.lstrip(": ")) if marker else first_line(text.strip().splitlines()[-1] if text.strip() else "")
+    step = {"kind": "reason", "thought": (reasoning if marker else text).strip(), "action": f"finish[{answer}]"}
+    return {"answer": answer, "finished_by": "finish", "trajectory": [step], "calls": [record.to_dict()]}

@@ -35,3 +35,11 @@ def retrieve(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     text = f"{pending['entity']} {pending['query']}".strip() if pending.get("entity") else pending["query"]
     documents = search(ctx, text)
     return {"documents": [d.to_dict() for d in documents]}
+
+
+def retrieve_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """Single-shot retrieval (standard RAG): the question itself is the one search."""
+    ctx = context_of(runtime)
+    question = state["question"]
+    pending = {"thought": "", "kind": "search", "entity": "", "query": question, "argument": question, "problem": ""}
+    return {"pending": pending, "documents": [d.to_dict() for d in search(ctx, question)]}

@@ -1,0 +1,13 @@
+"""Single-shot baselines. Standard RAG and the closed-book direct answer use FlashRAG's prompts (the
+ReSP paper's baselines come from FlashRAG); CoT ends with IRCoT's "So the answer is:" convention."""
+
+STANDARD_RAG = (
+    "Answer the question based on the given document. Only give me the answer and do not output any other "
+    "words.\nThe following are given documents.\n\n{documents}\n\nQuestion: {question}"
+)
+
+COT = (
+    "Answer the following question from your own knowledge. Think step by step in a few sentences, then end "
+    "with one line of the form \"So the answer is: <answer>\", where the answer is a name, a date, a number, "
+    "or yes/no, never a sentence.\n\nQuestion: {question}"
+)

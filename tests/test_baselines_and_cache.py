@@ -1,0 +1,100 @@
+"""Standard RAG and CoT baselines, the LLM response cache, and the LLM judge in `hoprag eval`."""
+
+from __future__ import annotations
+
+import json
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.eval.runner import run_eval
+from hoprag.llm import ScriptedChatModel, call_llm, register_fake
+from hoprag.llm_cache import is_cacheable
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.run import run_question
+
+
+class Recorder:
+    def __init__(self, documents):
+        self.documents, self.queries = documents, []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        return self.documents[:k]
+
+
+DOCS = [Document(id=f"d{i}", title=f"Page {i}", text=f"Page {i} says {i * 11}.") for i in range(6)]
+
+
+def test_standard_rag_retrieves_the_question_once_and_answers_from_the_documents():
+    retriever = Recorder(DOCS)
+    register_retriever("rag-index", retriever)
+    generator = ScriptedChatModel(["33\nbecause page 3 says so"])
+    ctx = Context(llm=register_fake("fake:rag-gen", generator), index="rag-index", k=4)
+    result = run_question("rag", "What does page 3 say?", ctx)
+    assert retriever.queries == ["What does page 3 say?"]
+    assert result["answer"] == "33" and result["steps"] == 1 and result["llm_calls"] == 1
+    assert result["trajectory"][0]["retrieved_titles"] == ["Page 0", "Page 1", "Page 2", "Page 3"]
+    prompt = generator.prompts[0]
+    assert prompt.startswith("Answer the question based on the given document.")  # static part first
+    assert "Doc 4 (Title: Page 3) Page 3 says 33." in prompt and "Page 4" not in prompt
+    assert prompt.rstrip().endswith("Question: What does page 3 say?")
+
+
+def test_cot_reads_the_answer_after_the_marker_and_retrieves_nothing():
+    register_retriever("cot-index", Recorder(DOCS))
+    model = ScriptedChatModel(["Paris is the capital of France.\nSo the answer is: Paris."])
+    ctx = Context(llm=register_fake("fake:cot", model), index="cot-index")
+    result = run_question("cot", "What is the capital of France?", ctx)
+    assert result["answer"] == "Paris" and result["steps"] == 0
+    assert "capital of France" in result["trajectory"][0]["thought"]
+
+
+def test_response_cache_serves_repeats_and_keys_on_parameters():
+    model = ScriptedChatModel(lambda messages: f"reply {len(model.prompts)}")
+    spec = register_fake("fake:cached", model)
+    ctx = Context(llm=spec, llm_cache=True)
+    first, record, _ = call_llm("reasoner", "same prompt", ctx, max_tokens=10)
+    again, cached, _ = call_llm("reasoner", "same prompt", ctx, max_tokens=10)
+    assert (first, again) == ("reply 1", "reply 1") and len(model.prompts) == 1
+    assert cached.cached and not record.cached and cached.input_tokens == record.input_tokens
+    other, _, _ = call_llm("reasoner", "same prompt", ctx, max_tokens=11)  # another parameter: a new call
+    assert other == "reply 2"
+    call_llm("reasoner", "same prompt", ctx.with_options(llm_cache=False), max_tokens=10)
+    assert len(model.prompts) == 3  # the cache is off unless asked for
+
+
+def test_sampled_calls_are_cached_only_under_a_fixed_seed():
+    assert is_cacheable(0.0, None) and is_cacheable(0.7, 1) and not is_cacheable(0.7, None)
+    model = ScriptedChatModel(lambda messages: f"sample {len(model.prompts)}")
+    spec = register_fake("fake:sampled", model)
+    unseeded = Context(llm=spec, llm_cache=True, temperature=0.7, seed=None)
+    assert call_llm("reasoner", "p", unseeded)[0] != call_llm("reasoner", "p", unseeded)[0]
+    seeded = unseeded.with_options(seed=3)
+    assert call_llm("reasoner", "p", seeded)[0] == call_llm("reasoner", "p", seeded)[0]
+
+
+def test_eval_rerun_costs_no_model_calls_and_judge_is_added_later(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"What does page {i} say?",
+                                          "answers": [str(i * 11)]}) for i in range(3)))
+    register_retriever("eval-rag", Recorder(DOCS))
+    generator = ScriptedChatModel(lambda messages: "11" if "page 1" in str(messages[-1].content) else "wrong")
+    ctx = Context(llm=register_fake("fake:eval-gen", generator), index="eval-rag", llm_cache=True)
+    run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False)
+    assert len(generator.prompts) == 3
+    summary = run_eval("rag", f"jsonl:{data}", tmp_path / "b", ctx, progress=False)  # a fresh folder
+    assert len(generator.prompts) == 3 and summary["em"] == round(100 / 3, 2)
+    records = [json.loads(line) for line in (tmp_path / "b" / "results.jsonl").read_text().splitlines()]
+    assert all(r["usage"]["generator"]["cached_calls"] == 1 for r in records)
+
+    judge_model = ScriptedChatModel(
+        lambda m: "Explanation: matches.\nDecision: TRUE" if "Predicted Answer: 11" in str(m[-1].content)
+        else "Explanation: differs.\nDecision: FALSE")
+    judge_spec = register_fake("fake:judge", judge_model)
+    summary = run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False, judge_spec=judge_spec)
+    assert len(judge_model.prompts) == 3 and summary["judge"] == round(100 / 3, 2)
+    assert summary["config"]["eval_judge"] == judge_spec and summary["config"]["models"]["judge"] != judge_spec
+    lines = (tmp_path / "a" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all(json.loads(line)["judge"]["model"] == judge_spec for line in lines)
+    run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False, judge_spec=judge_spec)
+    assert len(judge_model.prompts) == 3  # judged records are not judged again
