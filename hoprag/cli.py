@@ -183,12 +183,19 @@ def models_list() -> None:
 
 
 @app.command()
-def diagram(method: str = typer.Argument("renact", help="Method whose graph to draw.")) -> None:
+def diagram(
+    method: str = typer.Argument("renact", help="Method whose graph to draw."),
+    readme: Path = typer.Option(None, help="Instead, redraw every diagram of this README in place."),
+) -> None:
     """Print the mermaid diagram of a method's graph (drawn from the compiled graph, offline)."""
-    from hoprag.graphs import load_method
+    from hoprag.graphs import mermaid, update_readme_diagrams
 
-    graph, _ = load_method(method)
-    out.print(graph.get_graph().draw_mermaid(), markup=False, highlight=False)
+    if readme is not None:
+        if not readme.is_file():
+            raise HopragError(f"{readme} is not a file")
+        readme.write_text(update_readme_diagrams(readme.read_text()))
+        return
+    out.print(mermaid(method), markup=False, highlight=False)
 
 
 @app.command()

@@ -98,3 +98,13 @@ def test_eval_rerun_costs_no_model_calls_and_judge_is_added_later(tmp_path):
     assert len(lines) == 3 and all(json.loads(line)["judge"]["model"] == judge_spec for line in lines)
     run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False, judge_spec=judge_spec)
     assert len(judge_model.prompts) == 3  # judged records are not judged again
+
+
+def test_readme_diagrams_are_drawn_from_the_graphs():
+    from pathlib import Path
+
+    from hoprag.graphs import DIAGRAMS, update_readme_diagrams
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert all(f"<!-- diagram:{name} -->" in readme for name in DIAGRAMS)
+    assert update_readme_diagrams(readme) == readme, "run: hoprag diagram --readme README.md"

@@ -24,3 +24,22 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
         raise UnknownSpecError(f"unknown method '{name}'; known: {', '.join(METHODS)}")
     module, options = METHODS[name]
     return importlib.import_module(module).graph, options
+
+
+# The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
+DIAGRAMS = ("renact", "react", "resp", "rag", "cot")
+
+
+def mermaid(name: str) -> str:
+    graph, _ = load_method(name)
+    return graph.get_graph().draw_mermaid().strip()
+
+
+def update_readme_diagrams(readme: str) -> str:
+    """The README text with each block after a `<!-- diagram:NAME -->` marker redrawn from its graph."""
+    import re
+
+    def redraw(match: re.Match[str]) -> str:
+        return f"{match.group(1)}```mermaid\n{mermaid(match.group(2))}\n```"
+
+    return re.sub(r"(<!-- diagram:([\w-]+) -->\n)```mermaid\n(?:.*?\n)?```", redraw, readme, flags=re.DOTALL)
