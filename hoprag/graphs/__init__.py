@@ -42,4 +42,4 @@ def update_readme_diagrams(readme: str) -> str:
     def redraw(match: re.Match[str]) -> str:
         return f"{match.group(1)}```mermaid\n{mermaid(match.group(2))}\n```"
 
-    return re.sub(r"(<!-- diagram:([\w-]+) -->\n)```mermaid\n(?:.*?\n)?```", redraw, readme, flags=re.DOTALL)
+    return re.sub(r"(<!-- diagram:([\w-]+) -->\n)```mermaid\n.*?```", redraw, readme, flags=re.DOTALL)
