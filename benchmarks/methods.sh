@@ -24,10 +24,10 @@ for what in "${@:-hotpot}"; do
       "$HOPRAG" index info hotpot-hard >/dev/null 2>&1 || "$HOPRAG" index build hotpot-hard --source "$hotpot"
       run hotpot-rag "$hotpot" hotpot-hard rag
       run hotpot-cot "$hotpot" hotpot-hard cot
-      run hotpot-resp "$hotpot" hotpot-hard resp
       run hotpot-react "$hotpot" hotpot-hard react --max-steps "$T"
       run hotpot-renact "$hotpot" hotpot-hard renact --max-steps "$T"
       run hotpot-renact-iterative "$hotpot" hotpot-hard renact-iterative --max-steps "$T"
+      run hotpot-resp "$hotpot" hotpot-hard resp
       "$HOPRAG" report runs/hotpot-rag runs/hotpot-cot runs/hotpot-resp runs/hotpot-react runs/hotpot-renact \
         runs/hotpot-renact-iterative --plots runs/plots-hotpot ;;
     2wiki|musique)

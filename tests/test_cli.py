@@ -86,3 +86,15 @@ def test_ask_json_with_an_openai_compatible_endpoint(tiny_corpus):
     assert payload["answer"] == "Rush"
     assert set(payload) >= {"answer", "steps", "trajectory", "usage", "seconds"}
     assert payload["steps"] == 1 and payload["usage"]["notes"]["calls"] >= 1
+
+
+def test_bad_method_and_options_fail_before_any_work(tmp_path):
+    dataset = "hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"
+    assert_one_line_error(hoprag("eval", "--method", "nope", "--dataset", dataset, "--out", str(tmp_path / "r")),
+                          "unknown method")
+    assert_one_line_error(hoprag("ask", "Who?", "--method", "nope"), "unknown method")
+    assert_one_line_error(hoprag("ask", "Who?", "--k", "0"), "--k")
+    assert_one_line_error(hoprag("ask", "Who?", "--retriever", "tfidf"), "unknown retriever")
+    assert_one_line_error(hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(tmp_path / "r"),
+                                 "--concurrency", "0"), "--concurrency")
+    assert not (tmp_path / "r").exists()  # nothing was built or written
