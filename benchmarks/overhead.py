@@ -26,7 +26,7 @@ STEPS = 5
 
 def scripted(delay: float = 0.0) -> ScriptedChatModel:
     def reply(messages):
-        prompt = str(messages[-1].content)
+        prompt = "\n".join(str(m.content) for m in messages)
         if prompt.startswith("Extract relevant"):
             return "YES#a note"
         tail = prompt.rsplit("\nQuestion: ", 1)[-1]

@@ -17,7 +17,7 @@ class _OpenAIStub(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][-1]["content"]
+        prompt = "\n".join(m["content"] for m in body["messages"])
         if prompt.startswith("Extract relevant information"):
             content = "YES#Counterparts is a Rush album."
         else:

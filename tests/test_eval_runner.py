@@ -23,7 +23,7 @@ def write_dataset(path, n):
 
 
 def reasoner(messages):
-    prompt = str(messages[-1].content)
+    prompt = "\n".join(str(m.content) for m in messages)
     number = prompt.split("Question: Question ")[-1].split("?")[0]
     if number == "3":
         raise RuntimeError("endpoint down")

@@ -4,53 +4,61 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.parsing import normalize_query, parse_react
-from hoprag.prompts.react import REACT_CONTINUE, REACT_INSTRUCTIONS, REACT_QUESTION
+from hoprag.prompts.react import REACT_INSTRUCTIONS, REACT_QUESTION
 from hoprag.state import AgentState
 
 DROPPED = "[observation dropped to fit the context window]"
+MESSAGE_OVERHEAD = 8  # chat-template tokens around each message
 
 
-def render_history(trajectory: list[dict[str, Any]], dropped: int = 0) -> str:
-    lines = []
+def render_messages(question: str, trajectory: list[dict[str, Any]], dropped: int = 0) -> list[BaseMessage]:
+    """The ReAct history as chat turns: the reasoner's Thought/Action turns are its own (assistant)
+    messages and each Observation is a user message. Small chat models continue such a dialogue at
+    the right step number, where one long user message made them restart at "Thought 1" and repeat
+    their first search; the messages only grow at the end, so the KV-cache prefix is kept."""
+    messages: list[BaseMessage] = [HumanMessage(REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question))]
     for number, step in enumerate(trajectory, 1):
-        lines.append(f"Thought {number}: {step['thought']}")
-        lines.append(f"Action {number}: {step['action']}")
+        messages.append(AIMessage(f"Thought {number}: {step['thought']}\nAction {number}: {step['action']}"))
         observation = DROPPED if number <= dropped else step["observation"]
-        lines.append(f"Observation {number}: {observation}")
-    return "\n".join(lines)
+        messages.append(HumanMessage(f"Observation {number}: {observation}"))
+    return messages
 
 
-def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, role: str = "reasoner") -> tuple[str, int]:
-    """The reasoner prompt, dropping the oldest observations until it fits the window.
+def _size(spec: str, role: str, ctx: Context, messages: list[BaseMessage]) -> int:
+    text = "\n".join(str(m.content) for m in messages)
+    return count_tokens(spec, role, ctx, text) + MESSAGE_OVERHEAD * len(messages)
 
-    Returns the prompt and how many observations were dropped. The newest observation is never
+
+def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context,
+               role: str = "reasoner") -> tuple[list[BaseMessage], int]:
+    """The reasoner's messages, dropping the oldest observations until they fit the window.
+
+    Returns the messages and how many observations were dropped. The newest observation is never
     dropped: without it the reasoner cannot act on its last search."""
     spec = resolve_spec(role, ctx)
     budget = context_window(spec, ctx) - ctx.max_tokens - 16
     for dropped in range(0, max(1, len(trajectory))):
-        history = render_history(trajectory, dropped)
-        prompt = REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question, history=history)
-        prompt += "\n" + REACT_CONTINUE.format(step=len(trajectory) + 1)
-        if count_tokens(spec, role, ctx, prompt) <= budget:
-            return prompt, dropped
+        messages = render_messages(question, trajectory, dropped)
+        if _size(spec, role, ctx, messages) <= budget:
+            return messages, dropped
     # Still too long with every older observation dropped: shorten the newest one as a last resort.
     last = dict(trajectory[-1])
     keep = max(200, budget * 2)
     last["observation"] = last["observation"][:keep] + " [...]"
-    history = render_history([*trajectory[:-1], last], len(trajectory) - 1)
-    prompt = REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question, history=history)
-    return prompt + "\n" + REACT_CONTINUE.format(step=len(trajectory) + 1), len(trajectory)
+    return render_messages(question, [*trajectory[:-1], last], len(trajectory) - 1), len(trajectory)
 
 
 def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
-    prompt, dropped = fit_prompt(state["question"], trajectory, ctx)
-    text, record, _ = call_llm("reasoner", prompt, ctx, stop=["\nObservation", "Observation:"])
-    # The prompt ends with "Thought n:", so the reply starts inside the thought.
+    messages, dropped = fit_prompt(state["question"], trajectory, ctx)
+    text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"])
+    # A reply that skips the "Thought n:" label starts inside the thought.
     action = parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
     step: dict[str, Any] = {
         "thought": action.thought,

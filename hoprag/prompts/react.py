@@ -29,10 +29,7 @@ Action 3: finish[Greenwich Village, New York City]
 """
 
 REACT_QUESTION = """
-Question: {question}
-{history}"""
-
-REACT_CONTINUE = "Thought {step}:"
+Question: {question}"""
 
 SYNTHESIZE = """Answer the question from the notes gathered while researching it. Give only the answer: a name, a date, a number, or yes/no, with no explanation and no full sentence.
 
