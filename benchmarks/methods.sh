@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 DATA=../shared/data
 N=${N:-20}
-T=${T:-8}   # ReAct / ReNAct step cap for these runs (the paper's T=25 is far beyond a 2-core CPU budget)
+T=${T:-6}   # ReAct / ReNAct step cap for these runs (the paper's T=25 is far beyond a 2-core CPU budget)
 
 run() {  # run NAME DATASET INDEX METHOD [options]
   local name=$1 dataset=$2 index=$3 method=$4; shift 4

@@ -98,3 +98,14 @@ def test_bad_method_and_options_fail_before_any_work(tmp_path):
     assert_one_line_error(hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(tmp_path / "r"),
                                  "--concurrency", "0"), "--concurrency")
     assert not (tmp_path / "r").exists()  # nothing was built or written
+
+
+@pytest.mark.slow
+def test_ask_json_with_the_embedded_model(tiny_corpus):
+    assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
+    result = hoprag("ask", "Which Canadian rock band released Counterparts?", "--index", "tiny", "--method", "rag",
+                    "--llm", "local:qwen2.5-coder-1.5b", "--json")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert "Rush" in payload["answer"]
+    assert payload["usage"]["generator"]["input_tokens"] > 20 and payload["usage"]["generator"]["output_tokens"] >= 1

@@ -67,7 +67,7 @@ def test_served_graphs_answer_through_the_sdk(served):
 
     client = get_sync_client(url=served)
     assistants = {a["graph_id"]: a for a in client.assistants.search()}
-    assert {"renact", "react", "resp"} <= set(assistants)
+    assert {"renact", "react", "resp", "rag", "cot"} <= set(assistants)
     schemas = client.assistants.get_schemas(assistants["renact"]["assistant_id"])
     context_fields = schemas["context_schema"]["properties"]
     assert "description" in context_fields["notes_llm"] and "description" in context_fields["k"]
