@@ -126,3 +126,19 @@ def test_context_overflow_drops_oldest_observations():
 def test_empty_question_is_an_error():
     with pytest.raises(HopragError, match="empty"):
         run_question("renact", "  ", make_ctx([]))
+
+
+def test_reasoner_sees_its_history_as_chat_turns():
+    seen: list[list[tuple[str, str]]] = []
+
+    def reasoner(messages):
+        seen.append([(m.type, str(m.content)) for m in messages])
+        return ["Thought: look\nAction: search[Title 1; fact]", "Thought: done\nAction: finish[42]"][len(seen) - 1]
+
+    run_question("renact", "What is the fact?", make_ctx(reasoner))
+    first, second = seen
+    assert [kind for kind, _ in first] == ["human"] and first[0][1].endswith("Question: What is the fact?")
+    assert [kind for kind, _ in second] == ["human", "ai", "human"]
+    assert second[0] == first[0]  # the prefix is unchanged, so the KV cache is reused
+    assert second[1][1] == "Thought 1: look\nAction 1: search[Title 1; fact]"
+    assert second[2][1].startswith("Observation 1: (Result 1) Title 0 - note")
