@@ -85,7 +85,7 @@ def test_eval_rerun_costs_no_model_calls_and_judge_is_added_later(tmp_path):
     summary = run_eval("rag", f"jsonl:{data}", tmp_path / "b", ctx, progress=False)  # a fresh folder
     assert len(generator.prompts) == 3 and summary["em"] == round(100 / 3, 2)
     records = [json.loads(line) for line in (tmp_path / "b" / "results.jsonl").read_text().splitlines()]
-    assert all(r["usage"]["generator"]["cached_calls"] == 1 for r in records)
+    assert all(r["usage"]["generator"]["cached_calls"] == 1 for r in records) and summary["avg_cached_calls"] == 1
 
     judge_model = ScriptedChatModel(
         lambda m: "Explanation: matches.\nDecision: TRUE" if "Predicted Answer: 11" in str(m[-1].content)

@@ -9,7 +9,7 @@ from typing import Any
 from hoprag.errors import HopragError
 
 COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "avg_repeated_queries", "avg_llm_calls",
-           "total_tokens_per_question", "avg_seconds", "failures")
+           "avg_cached_calls", "total_tokens_per_question", "avg_seconds", "failures")
 
 
 def role_tokens(summary: dict[str, Any]) -> str:

@@ -92,6 +92,9 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         summary[name] = round(100 * sum(values) / len(values), 2) if values else None
     for name in ("steps", "repeated_queries", "llm_calls", "seconds"):
         summary[f"avg_{name}"] = round(sum(r.get(name) or 0 for r in records) / n, 3)
+    # Calls served by the response cache cost no model time: seconds compare only where these do.
+    summary["avg_cached_calls"] = round(
+        sum(u.get("cached_calls", 0) for r in records for u in (r.get("usage") or {}).values()) / n, 3)
     roles: dict[str, dict[str, float]] = {}
     for r in records:
         for role, usage in (r.get("usage") or {}).items():
