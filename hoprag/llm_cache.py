@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -63,8 +64,10 @@ _CACHES_LOCK = threading.Lock()
 
 
 def response_cache() -> ResponseCache:
-    """The cache of the current HOPRAG_HOME (tests get their own)."""
-    path = cache_dir() / "llm_responses.sqlite"
+    """The cache file named by HOPRAG_LLM_CACHE (for example a fresh one per benchmark run, so no run
+    is served calls that another made), else the one of the current HOPRAG_HOME."""
+    override = os.environ.get("HOPRAG_LLM_CACHE")
+    path = Path(override).expanduser().resolve() if override else cache_dir() / "llm_responses.sqlite"
     with _CACHES_LOCK:
         if path not in _CACHES:
             _CACHES[path] = ResponseCache(path)

@@ -108,3 +108,13 @@ def test_readme_diagrams_are_drawn_from_the_graphs():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert all(f"<!-- diagram:{name} -->" in readme for name in DIAGRAMS)
     assert update_readme_diagrams(readme) == readme, "run: hoprag diagram --readme README.md"
+
+
+def test_cache_file_can_be_chosen_per_run(tmp_path, monkeypatch):
+    model = ScriptedChatModel(lambda messages: f"reply {len(model.prompts)}")
+    ctx = Context(llm=register_fake("fake:per-run", model), llm_cache=True)
+    monkeypatch.setenv("HOPRAG_LLM_CACHE", str(tmp_path / "run-a.sqlite"))
+    assert call_llm("reasoner", "p", ctx)[0] == call_llm("reasoner", "p", ctx)[0] == "reply 1"
+    monkeypatch.setenv("HOPRAG_LLM_CACHE", str(tmp_path / "run-b.sqlite"))
+    assert call_llm("reasoner", "p", ctx)[0] == "reply 2"  # a fresh file: nothing carried over
+    assert (tmp_path / "run-a.sqlite").is_file() and (tmp_path / "run-b.sqlite").is_file()
