@@ -11,7 +11,10 @@ T=${T:-6}   # ReAct / ReNAct step cap for these runs (the paper's T=25 is far be
 
 run() {  # run NAME DATASET INDEX METHOD [options]
   local name=$1 dataset=$2 index=$3 method=$4; shift 4
-  "$HOPRAG" eval --method "$method" --dataset "$dataset" --index "$index" --limit "$N" --out "runs/$name" "$@"
+  # One response cache per run: a resumed run reuses its own calls, but no run is served calls that
+  # another run made, so seconds per question compare across methods.
+  mkdir -p runs
+  HOPRAG_LLM_CACHE="runs/$name.llm-cache.sqlite" "$HOPRAG" eval --method "$method" --dataset "$dataset" --index "$index" --limit "$N" --out "runs/$name" "$@"
 }
 
 hotpot=hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json
