@@ -18,23 +18,16 @@ import urllib.request
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.errors import HopragError
+from hoprag.llm import chat_role
 from hoprag.local_models import resolve_gguf
 
 # One generation at a time across all local instances: two llama.cpp calls sharing 2 cores are far
 # slower together than one after the other (generation collapses to a few tokens/s).
 _COMPUTE_LOCK = threading.Lock()
-
-
-def _role_of(message: BaseMessage) -> str:
-    if isinstance(message, SystemMessage):
-        return "system"
-    if isinstance(message, HumanMessage):
-        return "user"
-    return "assistant"
 
 
 class ChatLlamaCpp(BaseChatModel):
@@ -83,7 +76,7 @@ class ChatLlamaCpp(BaseChatModel):
             want_logprobs = False  # logits_all costs speed; FLARE loads a model with it on
         with _COMPUTE_LOCK:
             result = self.client.create_chat_completion(
-                messages=[{"role": _role_of(m), "content": str(m.content)} for m in messages],
+                messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
                 stop=stop or [],
                 max_tokens=kwargs.get("max_tokens", 256),
                 temperature=kwargs.get("temperature", 0.0),

@@ -256,7 +256,7 @@ def call_llm(
     cache, key = None, ""
     if ctx.llm_cache and is_cacheable(ctx.temperature, ctx.seed):
         cache = response_cache()
-        key = cache_key(spec, [(_role_of(m), str(m.content)) for m in messages], {**kwargs, "seed": ctx.seed})
+        key = cache_key(spec, [(chat_role(m), str(m.content)) for m in messages], {**kwargs, "seed": ctx.seed})
         hit = cache.get(key)
         if hit is not None:
             message = AIMessage(content=hit["text"], response_metadata=hit.get("metadata") or {})
@@ -301,7 +301,8 @@ def call_llm(
     raise _describe_failure(spec, role, attempts, last_error)
 
 
-def _role_of(message: BaseMessage) -> str:
+def chat_role(message: BaseMessage) -> str:
+    """The OpenAI-style role of a LangChain message (system, user, assistant)."""
     return {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, message.type)
 
 
