@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import subprocess
@@ -129,15 +130,16 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
     judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec) if judge_spec else None
-    judge_cache = JudgeCache(cache_dir() / "judgements.jsonl") if judge_spec else None
+    judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
+                 if judge_ctx else None)
     lock = threading.Lock()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TimeRemainingColumn())
 
     def run_one(example: Example) -> dict[str, Any]:
         record = evaluate_one(method, example, ctx)
-        if judge_ctx is not None and judge_cache is not None:
-            judge_record(record, judge_ctx, judge_cache)
+        if judge_one:
+            judge_one(record)
         return record
 
     with Progress(*columns, disable=not progress) as bar, results_path.open("a") as sink:
@@ -151,10 +153,10 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                     sink.flush()
                     done[record["id"]] = record
                 bar.advance(task)
-    unjudged = [r for r in done.values() if "judge" not in r["metrics"]] if judge_ctx is not None else []
-    if unjudged and judge_ctx is not None and judge_cache is not None:
+    unjudged = [r for r in done.values() if "judge" not in r["metrics"]] if judge_one else []
+    if unjudged and judge_one:
         for record in unjudged:
-            judge_record(record, judge_ctx, judge_cache)
+            judge_one(record)
         # Rewrite whole, then swap: a kill mid-rewrite leaves the old file intact.
         partial = results_path.with_suffix(".jsonl.tmp")
         partial.write_text("".join(json.dumps(r, default=str) + "\n" for r in done.values()))
