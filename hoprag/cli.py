@@ -26,24 +26,33 @@ out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
-METHODS_HELP = "renact | renact-iterative | react | resp | rag | cot"
+METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot"
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
 RETRIEVER_OPTION = typer.Option("dense", help="dense | bm25 | hybrid")
-K_OPTION = typer.Option(5, help="Documents per search.")
-MAX_STEPS_OPTION = typer.Option(25, help="Iteration cap T of ReAct / ReNAct.")
-MAX_ITERATIONS_OPTION = typer.Option(3, help="Iteration cap of ReSP.")
+K_OPTION = typer.Option(None, help="Documents per search (preset: 5).")
+MAX_STEPS_OPTION = typer.Option(None, help="Iteration cap T of ReAct / ReNAct (preset: paper 25, small 6).")
+MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3).")
+PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
+TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
+SEED_OPTION = typer.Option(0, help="Sampling seed.")
 
 
-def make_context(*, retriever: str, k: int, **options: Any) -> Context:
+def make_context(*, retriever: str, k: int | None, preset: str = "paper", **options: Any) -> Context:
     """The runtime Context from CLI options, checking what a user can mistype."""
+    from hoprag.presets import PRESET_NAMES
+
     if retriever not in ("dense", "bm25", "hybrid"):
         raise HopragError(f"unknown retriever '{retriever}'; use dense, bm25 or hybrid")
-    if k < 1:
+    if preset not in PRESET_NAMES:
+        raise HopragError(f"unknown preset '{preset}'; use paper or small")
+    if k is not None and k < 1:
         raise HopragError(f"--k must be at least 1, got {k}")
     for name in ("max_steps", "max_iterations"):
         if options.get(name) is not None and options[name] < 1:
             raise HopragError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
-    return Context().with_options(retriever=retriever, k=k, **options)
+    if options.get("temperature") is not None and not 0 <= options["temperature"] <= 2:
+        raise HopragError(f"--temperature must be between 0 and 2, got {options['temperature']}")
+    return Context(preset=preset).with_options(retriever=retriever, k=k, **options)
 
 
 def ensure_index(name: str) -> None:
@@ -99,7 +108,9 @@ def ask(
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
     summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
     generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
-    judge_llm: str = typer.Option(None, help="Model spec of the ReSP sufficiency judge."),
+    preset: str = PRESET_OPTION,
+    temperature: float = TEMPERATURE_OPTION,
+    seed: int = SEED_OPTION,
     retriever: str = RETRIEVER_OPTION,
     k: int = K_OPTION,
     max_steps: int = MAX_STEPS_OPTION,
@@ -115,12 +126,18 @@ def ask(
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
-                       generator_llm=generator_llm, judge_llm=judge_llm)
+                       generator_llm=generator_llm, preset=preset, temperature=temperature, seed=seed)
     ensure_index(index)
+    if not as_json:
+        from hoprag.presets import preset_options
+
+        chosen = ", ".join(f"{k}={v}" for k, v in preset_options(preset, method).items() if getattr(ctx, k) is None)
+        console.print(f"[dim]method {method}, preset {preset}: {chosen}")
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
-        keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls")
-        out.print_json(json.dumps({k: result[k] for k in keys}, default=str))
+        keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls",
+                "invalid_outputs")
+        out.print_json(json.dumps({"preset": preset, **{k: result[k] for k in keys}}, default=str))
         return
     out.print(f"[bold green]Answer:[/] {result['answer']}")
     tokens = ", ".join(f"{r} {int(u['input_tokens'])}+{int(u['output_tokens'])}" for r, u in result["usage"].items())
@@ -227,28 +244,38 @@ def eval_cmd(
     k: int = K_OPTION,
     max_steps: int = MAX_STEPS_OPTION,
     max_iterations: int = MAX_ITERATIONS_OPTION,
+    preset: str = PRESET_OPTION,
+    temperature: float = TEMPERATURE_OPTION,
+    seed: int = SEED_OPTION,
+    seeds: int = typer.Option(1, help="Runs with seeds seed, seed+1, ... (each in OUT/seed-N); summary.json has mean and spread."),
     concurrency: int = typer.Option(1, help="Questions run at once."),
     judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Serve repeated LLM calls from the on-disk cache."),
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
-    from hoprag.eval.runner import auto_index, run_eval
+    from hoprag.eval.runner import auto_index, run_eval, run_eval_seeds
     from hoprag.graphs import load_method
 
     load_method(method)  # an unknown method fails before any index is built
     if concurrency < 1:
         raise HopragError(f"--concurrency must be at least 1, got {concurrency}")
+    if seeds < 1:
+        raise HopragError(f"--seeds must be at least 1, got {seeds}")
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
-                       generator_llm=generator_llm, llm_cache=llm_cache)
+                       generator_llm=generator_llm, llm_cache=llm_cache, preset=preset, temperature=temperature,
+                       seed=seed)
     index_name = auto_index(dataset) if index == "auto" else index
     if index != "auto":
         ensure_index(index_name)
-    summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), limit=limit,
-                       concurrency=concurrency, judge_spec=judge)
-    keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "avg_steps", "total_tokens_per_question",
-            "avg_seconds")
-    out.print(" | ".join(f"{key} {summary.get(key)}" for key in keys))
+    options = {"limit": limit, "concurrency": concurrency, "judge_spec": judge}
+    if seeds > 1:
+        summary = run_eval_seeds(method, dataset, out_dir, ctx.with_options(index=index_name), seeds, **options)
+    else:
+        summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), **options)
+    keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
+            "avg_steps", "total_tokens_per_question", "avg_seconds")
+    out.print(f"preset {preset} | " + " | ".join(f"{key} {summary.get(key)}" for key in keys))
 
 
 @app.command()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+# "judge" is the evaluation judge of `hoprag eval --judge`; no method calls it, so its spec never
+# changes what a method does (ReSP's sufficiency judge is the paper's Reasoner).
 ROLES = ("reasoner", "notes", "summarizer", "generator", "judge")
 Role = Literal["reasoner", "notes", "summarizer", "generator", "judge"]
 
@@ -31,25 +33,64 @@ class Context:
     notes_llm: str | None = _describe(None, "Model spec of the note writer (NotesWriting).")
     summarizer_llm: str | None = _describe(None, "Model spec of the summarizer (ReSP).")
     generator_llm: str | None = _describe(None, "Model spec of the final answer generator.")
-    judge_llm: str | None = _describe(None, "Model spec of the sufficiency judge / evaluation judge.")
+    judge_llm: str | None = _describe(
+        None, "Model spec of the evaluation judge (hoprag eval --judge); no method calls it."
+    )
+    preset: Literal["paper", "small"] = _describe(
+        "paper",
+        "paper: the paper's prompts, parameters and control flow, nothing added. small: the adaptations for "
+        "small local models, each a named option below that you can set back. Options left empty come "
+        "from the preset.",
+    )
     index: str = _describe("demo", "Name of the hoprag index to retrieve from (see `hoprag index list`).")
     retriever: Literal["dense", "bm25", "hybrid"] = _describe(
         "dense", "Retriever over the index: dense (Chroma + E5 embedder), bm25, or hybrid (RRF of both)."
     )
-    k: int = _describe(5, "Documents retrieved per search (top-k).")
-    pages: bool = _describe(
-        True, "Group retrieved passages by title into one Markdown page per title (NotesWriting reads pages)."
+    k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5.")
+    pages: bool | None = _describe(
+        None,
+        "Group retrieved passages by title into one Markdown page per title. Each method declares what it "
+        "reads: NotesWriting and ReAct read pages, ReSP and standard RAG read passages.",
     )
-    max_steps: int = _describe(25, "Iteration cap T: reasoning steps before a final answer is forced.")
+    max_steps: int | None = _describe(
+        None, "Iteration cap T of ReAct / ReNAct: steps before a final answer is forced (paper 25, small 6)."
+    )
     notes_mode: Literal["parallel", "iterative"] = _describe(
         "parallel",
         "NotesWriting: one independent note per document in parallel, or iterative notes that each see "
         "the notes written before them (ReNAct).",
     )
-    max_iterations: int = _describe(3, "ReSP iteration cap (the paper uses 3).")
-    temperature: float = _describe(0.0, "Sampling temperature of every LLM call.")
+    max_iterations: int | None = _describe(None, "ReSP iteration cap (the paper uses 3).")
+    temperature: float | None = _describe(
+        None, "Sampling temperature of every LLM call (paper: the paper's, e.g. 0.7 for ReNAct; small: 0)."
+    )
     seed: int | None = _describe(0, "Sampling seed, for reproducible runs; None leaves sampling unseeded.")
-    max_tokens: int = _describe(256, "Maximum tokens generated per LLM call.")
+    max_tokens: int | None = _describe(None, "Maximum tokens generated per LLM call (preset: 256; ReSP paper 200).")
+    concise_answer: bool | None = _describe(
+        None, "small: shorten a ReAct/ReNAct finish answer of more than 8 words with one generator call."
+    )
+    short_answer_instruction: bool | None = _describe(
+        None, "small: tell the reasoner and generator that an answer is a name, date, number or yes/no, never a sentence."
+    )
+    lenient_notes: bool | None = _describe(
+        None, "small: a note without a YES/NO prefix counts as a note unless it reads as a refusal."
+    )
+    note_stop_sequences: bool | None = _describe(
+        None, "small: stop the note writer at '#NO#' and '\\nContext:', where small models start to loop."
+    )
+    resp_on_repeat: Literal["retrieve", "replan", "end"] | None = _describe(
+        None,
+        "ReSP, a planned sub-question that repeats an earlier one. paper 'retrieve': the paper has no such check "
+        "(its prompt alone asks for new sub-questions), so it is retrieved and the loop goes on until the judge "
+        "says Yes or the cap; 'replan': ask the planner again, sampled, at most resp_replans times, then "
+        "retrieve; small 'end': answer now.",
+    )
+    resp_replans: int = _describe(2, "ReSP 'replan': how often the planner is asked again after a repeat.")
+    resp_local_input: Literal["memory", "documents"] | None = _describe(
+        None,
+        "ReSP local-pathway summarizer input: 'memory' (Table 4: the combined memory queues, which hold this "
+        "round's global evidence) or 'documents' (§3.1: the retrieved documents too).",
+    )
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."
     )
@@ -61,6 +102,17 @@ class Context:
         "sampled calls (temperature > 0) are cached only under a fixed seed. `hoprag eval` turns it on.",
     )
 
+    def resolved(self, method: str | None) -> Context:
+        """This context with every option it leaves empty taken from its preset for `method`."""
+        from hoprag.presets import preset_options
+
+        filled = {k: v for k, v in preset_options(self.preset, method).items() if getattr(self, k) is None}
+        if self.pages is None:
+            from hoprag.graphs import reads_pages
+
+            filled["pages"] = reads_pages(method)
+        return replace(self, **filled) if filled else self
+
     def with_options(self, **options: Any) -> Context:
         """A copy with the given options; None values keep the current value."""
         known = {f.name for f in fields(self)}
@@ -70,11 +122,24 @@ class Context:
         return replace(self, **{k: v for k, v in options.items() if v is not None})
 
 
+def graph_method() -> str | None:
+    """The method of the graph running this node: each compiled graph carries it in its metadata."""
+    try:
+        from langgraph.config import get_config
+
+        return get_config().get("metadata", {}).get(METHOD_METADATA)
+    except RuntimeError:  # called outside a graph run
+        return None
+
+
+METHOD_METADATA = "hoprag_method"
+
+
 def context_of(runtime: Any) -> Context:
-    """The run's context; LangGraph passes None when the caller gave no context."""
+    """The run's context with its preset applied; LangGraph passes None when the caller gave none."""
     ctx = getattr(runtime, "context", None) if runtime is not None else None
     if ctx is None:
-        return Context()
-    if isinstance(ctx, dict):
-        return Context(**ctx)
-    return ctx
+        ctx = Context()
+    elif isinstance(ctx, dict):
+        ctx = Context(**ctx)
+    return ctx.resolved(graph_method())

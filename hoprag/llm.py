@@ -61,6 +61,11 @@ class LLMCall:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def parsed(self, invalid: bool, problem: str = "") -> dict[str, Any]:
+        """The record of a call whose output a parser read: `invalid` outputs feed the invalid-output
+        rate of `hoprag eval`; `problem` says what the parser found (also for warnings)."""
+        return {**asdict(self), "parsed": True, "invalid": invalid, "problem": problem}
+
 
 def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per-role totals: calls, input and output tokens, seconds."""

@@ -22,7 +22,7 @@ def run_question(
     if not question or not question.strip():
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
     graph, implied = load_method(method)
-    ctx = ctx.with_options(**implied)
+    ctx = ctx.with_options(**implied).resolved(method)
     # Each step runs a few nodes (reason, retrieve, notes, observe), so give LangGraph room beyond
     # our own cap; our cap, not the recursion limit, is what ends a run.
     config = {"recursion_limit": 6 * ctx.max_steps + 20, "max_concurrency": ctx.max_concurrency}
@@ -53,5 +53,8 @@ def run_question(
         "trajectory": trajectory,
         "usage": summarize_usage(calls),
         "llm_calls": len(calls),
+        # Outputs a parser read, and those it could not use (no action, no verdict, an empty plan).
+        "parsed_outputs": sum(1 for c in calls if c.get("parsed")),
+        "invalid_outputs": sum(1 for c in calls if c.get("invalid")),
         "seconds": round(seconds, 3),
     }

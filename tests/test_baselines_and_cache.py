@@ -93,7 +93,7 @@ def test_eval_rerun_costs_no_model_calls_and_judge_is_added_later(tmp_path):
     judge_spec = register_fake("fake:judge", judge_model)
     summary = run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False, judge_spec=judge_spec)
     assert len(judge_model.prompts) == 3 and summary["judge"] == round(100 / 3, 2)
-    assert summary["config"]["eval_judge"] == judge_spec and summary["config"]["models"]["judge"] != judge_spec
+    assert summary["config"]["eval_judge"] == judge_spec and "judge" not in summary["config"]["models"]
     lines = (tmp_path / "a" / "results.jsonl").read_text().splitlines()
     assert len(lines) == 3 and all(json.loads(line)["judge"]["model"] == judge_spec for line in lines)
     run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False, judge_spec=judge_spec)

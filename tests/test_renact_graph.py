@@ -109,8 +109,8 @@ def test_react_observes_raw_documents():
     assert "notes" not in result["usage"]
 
 
-def test_long_finish_answer_is_shortened():
-    ctx = make_ctx(["Action: finish[The answer to this question is certainly the one named Short Answer]"])
+def test_long_finish_answer_is_shortened_in_small():
+    ctx = make_ctx(["Action: finish[The answer to this question is certainly the one named Short Answer]"], preset="small")
     result = run_question("renact", "Q?", ctx)
     assert result["answer"] == "Short Answer"
 

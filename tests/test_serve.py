@@ -67,16 +67,22 @@ def test_served_graphs_answer_through_the_sdk(served):
 
     client = get_sync_client(url=served)
     assistants = {a["graph_id"]: a for a in client.assistants.search()}
-    assert {"renact", "react", "resp", "rag", "cot"} <= set(assistants)
+    assert {"renact", "react", "react-bm25", "resp", "rag", "cot"} <= set(assistants)
     schemas = client.assistants.get_schemas(assistants["renact"]["assistant_id"])
     context_fields = schemas["context_schema"]["properties"]
     assert "description" in context_fields["notes_llm"] and "description" in context_fields["k"]
     context = {"llm": "openai:stub", "index": "served", "retriever": "bm25", "max_steps": 4}
     result = client.runs.wait(None, "renact", input={"question": "Which band?"}, context=context)
     assert result["answer"] == "Rush"
-    nodes = []
-    for part in client.runs.stream(None, "renact", input={"question": "Which band?"}, context=context,
-                                   stream_mode="updates"):
-        if part.event == "updates":
-            nodes.extend(part.data)
+    def streamed_nodes(run_context):
+        nodes = []
+        for part in client.runs.stream(None, "renact", input={"question": "Which band?"}, context=run_context,
+                                       stream_mode="updates"):
+            if part.event == "updates":
+                nodes.extend(part.data)
+        return nodes
+
+    # The preset travels with the context: small adds the concise-answer pass, paper ends at finish.
+    nodes = streamed_nodes({**context, "preset": "small"})
     assert nodes[:2] == ["reason", "retrieve"] and "write_note" in nodes and nodes[-1] == "concise_answer"
+    assert "concise_answer" not in streamed_nodes(context)

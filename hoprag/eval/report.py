@@ -8,8 +8,10 @@ from typing import Any
 
 from hoprag.errors import HopragError
 
-COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "avg_repeated_queries", "avg_llm_calls",
-           "avg_cached_calls", "total_tokens_per_question", "avg_seconds", "failures")
+COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "finish_rate", "invalid_output_rate",
+           "avg_repeated_queries", "avg_llm_calls", "avg_cached_calls", "total_tokens_per_question", "avg_seconds",
+           "failures")
+NOT_APPLICABLE = {"retrieval_recall": "n/a"}  # e.g. a closed-book method retrieves nothing
 
 
 def role_tokens(summary: dict[str, Any]) -> str:
@@ -27,20 +29,21 @@ def load_run(path: Path) -> dict[str, Any]:
 
 def table(runs: list[Path], baseline: int = 0) -> str:
     summaries = [load_run(p) for p in runs]
-    header = "| run | method | dataset | n | " + " | ".join(COLUMNS) + " | tokens in/out per role |"
-    lines = [header, "|" + "---|" * (len(COLUMNS) + 5)]
+    header = "| run | method | preset | dataset | n | " + " | ".join(COLUMNS) + " | tokens in/out per role |"
+    lines = [header, "|" + "---|" * (len(COLUMNS) + 6)]
     base = summaries[baseline] if summaries else {}
     for path, s in zip(runs, summaries, strict=True):
         cells = []
         for column in COLUMNS:
             value = s.get(column)
-            cell = "" if value is None else f"{value:g}" if isinstance(value, (int, float)) else str(value)
+            cell = (NOT_APPLICABLE.get(column, "") if value is None else f"{value:g}" if isinstance(value, (int, float))
+                    else str(value))
             if s is not base and isinstance(value, (int, float)) and isinstance(base.get(column), (int, float)):
                 cell += f" ({value - base[column]:+.1f})"
             cells.append(cell)
         config = s.get("config", {})
         dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
-        lines.append(f"| {path.name} | {config.get('method')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
+        lines.append(f"| {path.name} | {config.get('method')} | {config.get('preset', '')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
     return "\n".join(lines)
 
 

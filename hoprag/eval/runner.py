@@ -27,11 +27,14 @@ from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
+from hoprag.graphs import CLOSED_BOOK
 from hoprag.llm import call_llm, resolve_spec
 from hoprag.paths import cache_dir
+from hoprag.presets import preset_options
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
+OWN_DECISION = ("finish", "sufficient", "generate")  # finished_by values that are the method's own decision
 
 
 def auto_index(dataset: str) -> str:
@@ -55,9 +58,10 @@ def _git_commit() -> str:
         return ""
 
 
-def evaluate_one(method: str, example: Example, ctx: Context) -> dict[str, Any]:
+def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") -> dict[str, Any]:
     record: dict[str, Any] = {"id": example.id, "question": example.question, "gold": example.answers,
-                              "hops": example.hops, "type": example.type}
+                              "judge_gold": judge_gold(example), "hops": example.hops, "type": example.type,
+                              "git_commit": commit}
     try:
         result = run_question(method, example.question, ctx)
     except Exception as error:  # recorded and scored as wrong; the run goes on
@@ -66,22 +70,44 @@ def evaluate_one(method: str, example: Example, ctx: Context) -> dict[str, Any]:
         return record
     titles = [t for step in result["trajectory"] for t in step.get("retrieved_titles", [])]
     metrics = score_prediction(result["answer"], example)
-    if example.supporting_titles:
-        metrics["retrieval_recall"] = retrieval_recall(titles, example.supporting_titles)
+    if example.supporting_titles:  # a closed-book method's recall is n/a (None), not 0
+        metrics["retrieval_recall"] = (None if method in CLOSED_BOOK
+                                       else retrieval_recall(titles, example.supporting_titles))
     record.update(prediction=result["answer"], metrics=metrics, error=None, **{
-        k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "usage", "seconds",
-                               "finished_by", "trajectory")
+        k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "parsed_outputs", "invalid_outputs",
+                               "usage", "seconds", "finished_by", "trajectory")
     })
     return record
 
 
+def judge_gold(example: Example) -> str:
+    """The ground truth the LLM judge sees. Aliases are alternatives ("a | b"); FanOutQA's answer is a
+    list or table whose every item is needed, so it is given whole and marked as such."""
+    if example.dataset == "fanoutqa" and isinstance(example.raw.get("answer"), list | dict):
+        answer = example.raw["answer"]
+        items = [f"{k}: {v}" for k, v in answer.items()] if isinstance(answer, dict) else [str(a) for a in answer]
+        return "All of the following (every item is required): " + "; ".join(items)
+    return " | ".join(example.answers)
+
+
+JUDGE_ATTEMPTS = 2  # an unreadable verdict is asked again once (sampled), then scored wrong
+
+
 def judge_record(record: dict[str, Any], judge_ctx: Context, cache: JudgeCache) -> None:
-    """Add the LLM judge's decision (the papers' GPT-4 judge prompt) to a finished record, in place."""
+    """Add the LLM judge's decision (the papers' GPT-4 judge prompt) to a finished record, in place.
+    A verdict that stays unreadable is scored wrong and counted (`judge_unreadable`), so every record
+    is in the judge accuracy's denominator."""
     spec = resolve_spec("judge", judge_ctx)
-    verdict = judge(record["question"], record.get("prediction") or "", record["gold"],
-                    lambda prompt: call_llm("judge", prompt, judge_ctx, max_tokens=256)[0], spec, cache)
-    record["metrics"]["judge"] = None if verdict["correct"] is None else float(verdict["correct"])
-    record["judge"] = {"model": spec, **verdict}
+    gold = record.get("judge_gold") or record["gold"]
+    for attempt in range(JUDGE_ATTEMPTS):
+        options = judge_ctx if attempt == 0 else judge_ctx.with_options(temperature=0.7, seed=(judge_ctx.seed or 0) + attempt)
+        verdict = judge(record["question"], record.get("prediction") or "", gold,
+                        lambda prompt, o=options: call_llm("judge", prompt, o, max_tokens=256)[0], spec, cache)
+        if verdict["correct"] is not None:
+            break
+    unreadable = verdict["correct"] is None
+    record["metrics"]["judge"] = 0.0 if unreadable else float(verdict["correct"])
+    record["judge"] = {"model": spec, **verdict, "unreadable": unreadable, "attempts": attempt + 1}
 
 
 def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -93,6 +119,16 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
         summary[name] = round(100 * sum(values) / len(values), 2) if values else None
     for name in ("steps", "repeated_queries", "llm_calls", "seconds"):
         summary[f"avg_{name}"] = round(sum(r.get(name) or 0 for r in records) / n, 3)
+    # How runs ended: by the method's own decision (finish, a sufficient verdict, a single-shot answer)
+    # or by a cap; and the share of parsed LLM outputs that a parser could not use.
+    ended = [r.get("finished_by") or "error" for r in records]
+    summary["finished_by"] = {reason: ended.count(reason) for reason in sorted(set(ended))}
+    summary["finish_rate"] = round(100 * sum(e in OWN_DECISION for e in ended) / n, 2)
+    parsed = sum(r.get("parsed_outputs") or 0 for r in records)
+    summary["invalid_outputs"] = sum(r.get("invalid_outputs") or 0 for r in records)
+    summary["invalid_output_rate"] = round(100 * summary["invalid_outputs"] / parsed, 2) if parsed else None
+    if any("judge" in r for r in records):
+        summary["judge_unreadable"] = sum(1 for r in records if (r.get("judge") or {}).get("unreadable"))
     # Calls served by the response cache cost no model time: seconds compare only where these do.
     summary["avg_cached_calls"] = round(
         sum(u.get("cached_calls", 0) for r in records for u in (r.get("usage") or {}).values()) / n, 3)
@@ -129,7 +165,10 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
-    judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec) if judge_spec else None
+    ctx = ctx.resolved(method)  # the preset's options, recorded below
+    commit = _git_commit()
+    # The evaluation judge reads greedily whatever the method's sampling; it has a role of its own.
+    judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec, temperature=0.0) if judge_spec else None
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
                  if judge_ctx else None)
     lock = threading.Lock()
@@ -137,7 +176,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                TimeRemainingColumn())
 
     def run_one(example: Example) -> dict[str, Any]:
-        record = evaluate_one(method, example, ctx)
+        record = evaluate_one(method, example, ctx, commit)
         if judge_one:
             judge_one(record)
         return record
@@ -164,11 +203,47 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     records = [done[e.id] for e in examples if e.id in done]
     summary = aggregate(records)
     options = {k: v for k, v in dataclasses.asdict(ctx).items() if not k.endswith("llm")}
+    # The commit that produced the records, not the one that re-aggregated them (records written before
+    # commits were kept per record take the earlier summary's).
+    earlier = json.loads((out / "summary.json").read_text()).get("config", {}) if (out / "summary.json").is_file() else {}
+    fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
+    commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
     summary["config"] = {
         "method": method, "dataset": dataset, "limit": limit, "concurrency": concurrency, **options,
-        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "summarizer", "generator", "judge")},
+        "preset_options": preset_options(ctx.preset, method),
+        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "summarizer", "generator")},
         "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
-        "git_commit": _git_commit(), "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "git_commit": commits[0] if len(commits) == 1 else commits,
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+SPREAD_METRICS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "finish_rate", "invalid_output_rate",
+                  "avg_steps", "total_tokens_per_question", "avg_seconds")
+
+
+def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: int, **options: Any) -> dict[str, Any]:
+    """`seeds` runs with seeds ctx.seed, ctx.seed + 1, ... into out/seed-N, and out/summary.json with the
+    mean and the spread (sample standard deviation, min, max) of each metric over the runs."""
+    import statistics
+
+    first = ctx.seed or 0
+    runs = {}
+    for seed in range(first, first + seeds):
+        runs[seed] = run_eval(method, dataset, out / f"seed-{seed}", dataclasses.replace(ctx, seed=seed), **options)
+    summary: dict[str, Any] = {"seeds": list(runs), "questions": min(r["questions"] for r in runs.values())}
+    for name in SPREAD_METRICS:
+        values = [r[name] for r in runs.values() if isinstance(r.get(name), int | float)]
+        if values:
+            summary[name] = round(statistics.fmean(values), 2)
+            summary[f"{name}_spread"] = {"std": round(statistics.stdev(values), 2) if len(values) > 1 else 0.0,
+                                         "min": min(values), "max": max(values)}
+    config = dict(next(iter(runs.values()))["config"])
+    config.pop("seed", None)
+    summary["config"] = {**config, "seeds": list(runs)}
+    summary["runs"] = {f"seed-{seed}": {k: r.get(k) for k in SPREAD_METRICS} for seed, r in runs.items()}
+    out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary

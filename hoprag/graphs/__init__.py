@@ -4,14 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.graph import StateGraph
+
+# method -> (module, options the method name implies)
 METHODS = {
     "renact": ("hoprag.graphs.renact", {"notes_mode": "parallel"}),
     "renact-iterative": ("hoprag.graphs.renact", {"notes_mode": "iterative"}),
     "react": ("hoprag.graphs.react", {}),
+    "react-bm25": ("hoprag.graphs.react_bm25", {}),
     "resp": ("hoprag.graphs.resp", {}),
     "rag": ("hoprag.graphs.rag", {}),
     "cot": ("hoprag.graphs.cot", {}),
 }
+
+# What each method reads: whole Markdown pages (NotesWriting, and the ReAct baselines it compares
+# against) or top-k passages (ReSP and standard RAG, whose papers use 100-word Wikipedia passages).
+READS_PAGES = {"renact", "renact-iterative", "react", "react-bm25"}
+# Methods that never retrieve: their retrieval recall is n/a, not 0.
+CLOSED_BOOK = {"cot"}
+
+
+def reads_pages(method: str | None) -> bool:
+    return method in READS_PAGES
+
+
+def compile_method(builder: StateGraph, method: str) -> Any:
+    """Compile a method's graph; its name travels in the run metadata, so every node applies the
+    method's preset (`hoprag.context.context_of`), whoever runs the graph (CLI, server, a LangChain app)."""
+    from hoprag.context import METHOD_METADATA
+
+    return builder.compile(name=method).with_config(metadata={METHOD_METADATA: method})
 
 
 def load_method(name: str) -> tuple[Any, dict[str, Any]]:
@@ -27,7 +49,7 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
 
 
 # The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
-DIAGRAMS = ("renact", "react", "resp", "rag", "cot")
+DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot")
 
 
 def mermaid(name: str) -> str:

@@ -3,6 +3,7 @@
 from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
+from hoprag.graphs import compile_method
 from hoprag.nodes.generate import answer_closed_book
 from hoprag.state import AgentState, InputState, OutputState
 
@@ -12,7 +13,7 @@ def build():
     builder.add_node("generate", answer_closed_book)
     builder.add_edge(START, "generate")
     builder.add_edge("generate", END)
-    return builder.compile(name="cot")
+    return compile_method(builder, "cot")
 
 
 graph = build()

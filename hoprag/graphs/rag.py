@@ -3,6 +3,7 @@
 from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
+from hoprag.graphs import compile_method
 from hoprag.nodes.generate import answer_from_documents
 from hoprag.nodes.retrieve import retrieve_question
 from hoprag.state import AgentState, InputState, OutputState
@@ -15,7 +16,7 @@ def build():
     builder.add_edge(START, "retrieve")
     builder.add_edge("retrieve", "generate")
     builder.add_edge("generate", END)
-    return builder.compile(name="rag")
+    return compile_method(builder, "rag")
 
 
 graph = build()

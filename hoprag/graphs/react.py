@@ -1,11 +1,11 @@
-"""ReAct baseline: the same reasoner, with the raw retrieved documents as the observation.
-With `retriever='bm25'` in the context it is the papers' ReAct + BM25 baseline."""
+"""ReAct baseline: the reasoner sees the raw retrieved pages as its observation."""
 
+from hoprag.graphs import compile_method
 from hoprag.graphs.react_family import build_react_family
 
 
 def build():
-    return build_react_family(with_notes=False).compile(name="react")
+    return compile_method(build_react_family("documents"), "react")
 
 
 graph = build()

@@ -4,6 +4,7 @@ global-evidence and local-pathway memory queues, a generator, and an iteration c
 from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
+from hoprag.graphs import compile_method
 from hoprag.nodes.resp import (
     ReSPState,
     generate,
@@ -31,7 +32,7 @@ def build():
     builder.add_conditional_edges("judge", route_after_judge, ["generate", "plan"])
     builder.add_conditional_edges("plan", route_after_plan, ["retrieve", "generate"])
     builder.add_edge("generate", END)
-    return builder.compile(name="resp")
+    return compile_method(builder, "resp")
 
 
 graph = build()

@@ -1,17 +1,19 @@
-"""Final-answer nodes: synthesis at the iteration cap, and a concise-answer pass.
-
-Small models often `finish` with a whole sentence, which scores F1 near zero against short gold
-answers, so long answers are shortened by the generator role."""
+"""Final-answer nodes: synthesis at the iteration cap, a concise-answer pass (small preset: small models
+often `finish` with a whole sentence, which scores F1 near zero against short gold answers), and
+the single-shot baselines' generators."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.messages import HumanMessage
+
 from hoprag.context import context_of
 from hoprag.llm import call_llm
+from hoprag.nodes.reasoner import fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes
-from hoprag.prompts.baselines import COT, STANDARD_RAG
-from hoprag.prompts.react import CONCISE, SYNTHESIZE
+from hoprag.prompts.baselines import COT, COT_SHORT_ANSWER, STANDARD_RAG
+from hoprag.prompts.react import CONCISE, SHORT_ANSWER, SYNTHESIZE, SYNTHESIZE_NOTES
 from hoprag.state import AgentState
 
 CONCISE_WORDS = 8
@@ -27,16 +29,21 @@ def first_line(text: str) -> str:
 
 
 def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
-    """At the cap T: answer from the question, the history and all notes (or raw observations)."""
+    """At the cap T: "a final answer is synthesized based on the full history and the collected notes"
+    (NotesWriting §3.2). The history is the reasoner's chat turns, fitted to the generator's window by
+    dropping the oldest observations first (then the oldest notes), so a long run never overflows."""
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
-    notes = gathered_notes(trajectory) or [
-        s["observation"][:1500] for s in trajectory if s.get("kind") == "search"
-    ]
-    thoughts = [s["thought"] for s in trajectory if s.get("thought")]
-    evidence = "\n".join(notes[-30:] + ["Reasoning so far: " + " ".join(thoughts[-5:])])
-    text, record, _ = call_llm("generator", SYNTHESIZE.format(notes=evidence, question=state["question"]), ctx,
-                               max_tokens=48)
+    notes = gathered_notes(trajectory)
+    request = SYNTHESIZE.format(
+        and_notes=" and the collected notes" if notes else "",
+        question=state["question"],
+        short_answer=SHORT_ANSWER if ctx.short_answer_instruction else "",
+        notes=SYNTHESIZE_NOTES.format(notes="\n".join(notes)) if notes else "",
+    )
+    messages, _ = fit_prompt(state["question"], trajectory, ctx, role="generator", tail=[HumanMessage(request)],
+                             max_tokens=48)
+    text, record, _ = call_llm("generator", messages, ctx, max_tokens=48)
     return {"answer": first_line(text), "finished_by": "cap", "calls": [record.to_dict()]}
 
 
@@ -65,7 +72,8 @@ def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, A
 def answer_closed_book(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     """CoT without retrieval: reason step by step, then read the answer after "So the answer is:"."""
     ctx = context_of(runtime)
-    text, record, _ = call_llm("generator", COT.format(question=state["question"]), ctx)
+    prompt = COT.format(question=state["question"], short_answer=COT_SHORT_ANSWER if ctx.short_answer_instruction else "")
+    text, record, _ = call_llm("generator", prompt, ctx)
     reasoning, marker, tail = text.rpartition("answer is")
     answer = first_line(tail.lstrip(": ")) if marker else first_line(text.strip().splitlines()[-1] if text.strip() else "")
     step = {"kind": "reason", "thought": (reasoning if marker else text).strip(), "action": f"finish[{answer}]"}

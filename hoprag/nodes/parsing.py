@@ -1,11 +1,12 @@
-"""Defensive parsers of LLM output. A malformed output becomes data the method can react to."""
+"""Defensive parsers of LLM output. A malformed output becomes data the method can react to: every
+parser returns what it could read plus a `problem` string, and none of them raises."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-_ACTION = re.compile(r"\b(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_ACTION_START = re.compile(r"\b(search|finish)\s*\[", re.IGNORECASE)
 _THOUGHT = re.compile(r"Thought(?:\s*\d+)?\s*:\s*(.*?)(?=\n\s*Action(?:\s*\d+)?\s*:|\Z)", re.IGNORECASE | re.DOTALL)
 
 
@@ -18,15 +19,59 @@ class Action:
     query: str = ""
     problem: str = ""  # why the action is invalid, or a warning (several actions)
 
+    @property
+    def invalid(self) -> bool:
+        return self.kind == "invalid"
+
+
+def _bracketed(text: str, start: int) -> tuple[str, int] | None:
+    """The argument of an action whose `[` ends at `start`: up to the matching `]`, so answers that
+    contain brackets ("finish[Dune [novel]]") stay whole. An unbalanced argument ends at the last `]`
+    of its line; None when there is none."""
+    line_end = text.find("\n", start)
+    depth = 1
+    for position in range(start, len(text)):
+        char = text[position]
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                rest = text[position + 1: line_end if line_end >= 0 else len(text)]
+                if "]" in rest and not _ACTION_START.search(rest):
+                    break  # a stray "]" inside the argument: it ends at the line's last "]"
+                return text[start:position], position + 1
+        elif char == "\n" and depth > 0:
+            break
+    line = text[start: line_end if line_end >= 0 else len(text)]
+    if "]" not in line:
+        return None
+    cut = line.rindex("]")
+    return line[:cut], start + cut + 1
+
+
+def _actions(text: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    position = 0
+    while match := _ACTION_START.search(text, position):
+        bracketed = _bracketed(text, match.end())
+        if bracketed is None:
+            position = match.end()
+            continue
+        argument, position = bracketed
+        found.append((match.group(1).lower(), argument))
+    return found
+
 
 def parse_react(text: str) -> Action:
     """Read `Thought:` and the first `search[...]` / `finish[...]` of a reasoner turn."""
+    text = text if isinstance(text, str) else str(text)
     thought_match = _THOUGHT.search(text)
     thought = (thought_match.group(1) if thought_match else text.split("Action")[0]).strip()
-    actions = _ACTION.findall(text)
+    actions = _actions(text)
     if not actions:
         return Action(thought, "invalid", problem="no valid Action found")
-    kind, argument = actions[0][0].lower(), " ".join(actions[0][1].split())
+    kind, argument = actions[0][0], " ".join(actions[0][1].split())
     warning = f"{len(actions)} actions in one turn; only the first was executed" if len(actions) > 1 else ""
     if kind == "finish":
         if not argument:
@@ -41,19 +86,71 @@ def parse_react(text: str) -> Action:
     return Action(thought, "search", argument, entity=entity, query=query, problem=warning)
 
 
-_NOTE = re.compile(r"^\W*(YES|NO)\W*#?\s*", re.IGNORECASE)
+@dataclass
+class Note:
+    relevant: bool
+    body: str
+    problem: str = ""  # set when the output carries no YES/NO verdict
 
 
-def parse_note(text: str) -> tuple[bool, str]:
-    """`YES#notes` -> (True, notes); `NO#...` -> (False, ...). Text with no verdict but some content
-    counts as a note: small note writers often skip the prefix yet extract the right sentence."""
-    stripped = text.strip()
-    match = _NOTE.match(stripped)
+# A verdict is the whole word YES or NO ("Norway ..." and "Yesterday ..." are not verdicts).
+_VERDICT = re.compile(r"^[\W_]*(YES|NO)(?![A-Za-z0-9])[^\w#]*#?\s*", re.IGNORECASE)
+# Unprefixed outputs that say the page does not help are refusals, not notes.
+_REFUSAL = re.compile(
+    r"\b(does not|doesn't|do not|don't|did not|cannot|can't|can not|is not|isn't|no)\b[^.]{0,40}"
+    r"\b(mention|contain|provide|relevant|related|information|include|say|discuss|answer|specify)",
+    re.IGNORECASE,
+)
+
+
+def parse_note(text: str, lenient: bool = False) -> Note:
+    """`YES#notes` -> relevant; `NO#...` -> not relevant. An output with no verdict is a problem; it
+    is dropped, unless `lenient` (small note writers often skip the prefix yet extract the right
+    sentence), where it counts as a note when it is not a refusal."""
+    stripped = (text if isinstance(text, str) else str(text)).strip()
+    match = _VERDICT.match(stripped)
     if match:
         body = stripped[match.end():].strip()
-        relevant = match.group(1).upper() == "YES" and bool(body)
-        return relevant, body
-    return bool(stripped), stripped
+        return Note(match.group(1).upper() == "YES" and bool(body), body)
+    if not stripped:
+        return Note(False, "", problem="empty note")
+    if lenient and not _REFUSAL.search(stripped):
+        return Note(True, stripped, problem="no YES/NO verdict; kept as a note")
+    return Note(False, stripped, problem="no YES/NO verdict")
+
+
+@dataclass
+class Verdict:
+    yes: bool
+    answer: str  # what follows the Yes (ReSP's local pathway), else ""
+    problem: str = ""
+
+
+_YES_NO = re.compile(r"^[\W_]*(yes|no)(?![A-Za-z0-9])[\W_]*", re.IGNORECASE)
+
+
+def parse_yes_no(text: str) -> Verdict:
+    """A Yes/No reply (ReSP's judge and local-pathway summarizer). Only a clear Yes counts; a reply
+    with neither word first is a problem and reads as No."""
+    stripped = (text if isinstance(text, str) else str(text)).strip()
+    match = _YES_NO.match(stripped)
+    if not match:
+        return Verdict(False, "", problem="no Yes/No verdict")
+    yes = match.group(1).lower() == "yes"
+    return Verdict(yes, stripped[match.end():].strip() if yes else "")
+
+
+_PLAN_PREFIX = re.compile(r"^\s*(?:\[?(?:you|your)?\s*thought\]?|sub-?question|question|next question)\s*\d*\s*[:\]-]\s*",
+                          re.IGNORECASE)
+
+
+def parse_plan(text: str) -> tuple[str, str]:
+    """ReSP's planned sub-question: the first non-empty line without a label. (question, problem)."""
+    for line in (text if isinstance(text, str) else str(text)).splitlines():
+        line = _PLAN_PREFIX.sub("", line.strip()).strip().strip('"').strip()
+        if line:
+            return line, ""
+    return "", "empty plan"
 
 
 def normalize_query(query: str) -> str:

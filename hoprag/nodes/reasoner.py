@@ -5,23 +5,30 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.graph import END
 
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.parsing import normalize_query, parse_react
-from hoprag.prompts.react import REACT_INSTRUCTIONS, REACT_QUESTION
+from hoprag.prompts.react import REACT_INSTRUCTIONS, REACT_QUESTION, SHORT_ANSWER
 from hoprag.state import AgentState
 
 DROPPED = "[observation dropped to fit the context window]"
 MESSAGE_OVERHEAD = 8  # chat-template tokens around each message
 
 
-def render_messages(question: str, trajectory: list[dict[str, Any]], dropped: int = 0) -> list[BaseMessage]:
+def instructions(ctx: Context) -> str:
+    return REACT_INSTRUCTIONS.format(short_answer=SHORT_ANSWER if ctx.short_answer_instruction else "")
+
+
+def render_messages(question: str, trajectory: list[dict[str, Any]], dropped: int = 0,
+                    task: str | None = None) -> list[BaseMessage]:
     """The ReAct history as chat turns: the reasoner's Thought/Action turns are its own (assistant)
     messages and each Observation is a user message. Small chat models continue such a dialogue at
     the right step number, where one long user message made them restart at "Thought 1" and repeat
     their first search; the messages only grow at the end, so the KV-cache prefix is kept."""
-    messages: list[BaseMessage] = [HumanMessage(REACT_INSTRUCTIONS + REACT_QUESTION.format(question=question))]
+    task = task if task is not None else REACT_INSTRUCTIONS.format(short_answer="")
+    messages: list[BaseMessage] = [HumanMessage(task + REACT_QUESTION.format(question=question))]
     for number, step in enumerate(trajectory, 1):
         messages.append(AIMessage(f"Thought {number}: {step['thought']}\nAction {number}: {step['action']}"))
         observation = DROPPED if number <= dropped else step["observation"]
@@ -29,28 +36,44 @@ def render_messages(question: str, trajectory: list[dict[str, Any]], dropped: in
     return messages
 
 
+def cut_middle(text: str, chars: int, keep_head: int = 300) -> str:
+    """`text` without `chars` characters after its first `keep_head` ones."""
+    if chars <= 0 or len(text) <= keep_head:
+        return text
+    return text[:keep_head] + " [...] " + text[keep_head + chars:]
+
+
 def _size(spec: str, role: str, ctx: Context, messages: list[BaseMessage]) -> int:
     text = "\n".join(str(m.content) for m in messages)
     return count_tokens(spec, role, ctx, text) + MESSAGE_OVERHEAD * len(messages)
 
 
-def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context,
-               role: str = "reasoner") -> tuple[list[BaseMessage], int]:
-    """The reasoner's messages, dropping the oldest observations until they fit the window.
+def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, role: str = "reasoner",
+               tail: list[BaseMessage] | None = None, max_tokens: int | None = None) -> tuple[list[BaseMessage], int]:
+    """The reasoner's messages (plus `tail`), dropping the oldest observations until they fit the window.
 
-    Returns the messages and how many observations were dropped. The newest observation is never
-    dropped: without it the reasoner cannot act on its last search."""
+    Returns the messages and how many observations were dropped. The newest observation is dropped
+    last: without it the reasoner cannot act on its last search."""
     spec = resolve_spec(role, ctx)
-    budget = context_window(spec, ctx) - ctx.max_tokens - 16
+    budget = context_window(spec, ctx) - (max_tokens or ctx.max_tokens) - 16
+    tail = tail or []
+    task = instructions(ctx)
     for dropped in range(0, max(1, len(trajectory))):
-        messages = render_messages(question, trajectory, dropped)
+        messages = render_messages(question, trajectory, dropped, task) + tail
         if _size(spec, role, ctx, messages) <= budget:
             return messages, dropped
-    # Still too long with every older observation dropped: shorten the newest one as a last resort.
-    last = dict(trajectory[-1])
-    keep = max(200, budget * 2)
-    last["observation"] = last["observation"][:keep] + " [...]"
-    return render_messages(question, [*trajectory[:-1], last], len(trajectory) - 1), len(trajectory)
+    # Still too long with every older observation dropped: cut the middle of the newest observation,
+    # then of the tail (for the synthesis at the cap: the oldest notes), about 4 characters a token.
+    head, last = trajectory[:-1], [dict(trajectory[-1])] if trajectory else []
+    messages = render_messages(question, head + last, len(head), task)
+    overflow = _size(spec, role, ctx, messages + tail) - budget
+    if last and overflow > 0:
+        last[0]["observation"] = cut_middle(last[0]["observation"], 4 * overflow)
+        messages = render_messages(question, head + last, len(head), task)
+        overflow = _size(spec, role, ctx, messages + tail) - budget
+    if tail and overflow > 0:
+        tail = [*tail[:-1], HumanMessage(cut_middle(str(tail[-1].content), 4 * overflow))]
+    return messages + tail, len(trajectory)
 
 
 def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
@@ -70,7 +93,7 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
         "problem": action.problem,
         "raw": text,
     }
-    update: dict[str, Any] = {"calls": [record.to_dict()], "pending": step,
+    update: dict[str, Any] = {"calls": [record.parsed(action.invalid, action.problem)], "pending": step,
                               "dropped_observations": max(dropped, state.get("dropped_observations", 0))}
     if action.kind == "search":
         earlier = {normalize_query(s.get("argument", "")) for s in trajectory if s.get("kind") == "search"}
@@ -95,7 +118,7 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
 def route_after_reason(state: AgentState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("finished_by") == "finish":
-        return "concise_answer"
+        return "concise_answer" if ctx.concise_answer else END
     if len(state.get("trajectory", [])) >= ctx.max_steps:
         return "synthesize"
     if state["pending"]["kind"] == "search":

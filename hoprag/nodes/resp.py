@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-import re
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -11,7 +10,7 @@ from typing_extensions import TypedDict
 from hoprag.context import context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line
-from hoprag.nodes.parsing import normalize_query
+from hoprag.nodes.parsing import normalize_query, parse_plan, parse_yes_no
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.resp import GENERATE, GLOBAL_EVIDENCE, JUDGE, LOCAL_PATHWAY, PLAN
 
@@ -27,7 +26,7 @@ class ReSPState(TypedDict, total=False):
     judgements: Annotated[list[dict[str, str]], operator.add]  # the judge's verdict per iteration
     calls: Annotated[list[dict[str, Any]], operator.add]
     sufficient: bool
-    refused: str  # a planned sub-question that was already retrieved
+    refused: str  # a planned sub-question that repeats an earlier one and ended the loop
     answer: str
     finished_by: str
 
@@ -38,11 +37,6 @@ def combined_memory(state: ReSPState) -> str:
         f"Q: {item['question']} A: {item['answer'] or 'unknown'}" for item in state.get("local_pathway", [])
     )
     return f"[Global evidence]\n{evidence}\n[Local pathway]\n{pathway or 'None'}"
-
-
-def is_yes(text: str) -> bool:
-    """Only a clear Yes counts; anything else is No (and the raw text is recorded)."""
-    return bool(re.match(r"^\W*yes\b", text.strip(), re.IGNORECASE))
 
 
 def resp_retrieve(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
@@ -72,11 +66,14 @@ def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     first = not state.get("trajectory")
     if not first:
         memory = combined_memory({**state, "global_evidence": [*state.get("global_evidence", []), evidence]})
+        if ctx.resp_local_input == "documents":  # §3.1: the response is "based on the retrieved documents"
+            memory = f"[Retrieved documents]\n{docs}\n{memory}"
         text, record, _ = call_llm(
             "summarizer", LOCAL_PATHWAY.format(sub_question=state["sub_question"], memory=memory), ctx
         )
-        calls.append(record.to_dict())
-        answer = re.sub(r"^\W*yes\W*", "", text.strip(), flags=re.IGNORECASE).strip() if is_yes(text) else ""
+        verdict = parse_yes_no(text)
+        calls.append(record.parsed(bool(verdict.problem), verdict.problem))
+        answer = verdict.answer
         iteration["local_answer"] = answer
         iteration["local_raw"] = text
         update["local_pathway"] = [{"question": state["sub_question"], "answer": answer}]
@@ -85,12 +82,14 @@ def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
 
 
 def judge(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
+    """The Reasoner's sufficiency judgement (the paper's Reasoner judges and plans: role `reasoner`)."""
     ctx = context_of(runtime)
-    text, record, _ = call_llm("judge", JUDGE.format(question=state["question"], memory=combined_memory(state)), ctx,
-                               max_tokens=8)
-    sufficient = is_yes(text)
-    verdict = {"judgement": "Yes" if sufficient else "No", "judge_raw": text}
-    return {"sufficient": sufficient, "calls": [record.to_dict()], "judgements": [verdict]}
+    text, record, _ = call_llm("reasoner", JUDGE.format(question=state["question"], memory=combined_memory(state)),
+                               ctx, max_tokens=8)
+    parsed = parse_yes_no(text)
+    verdict = {"judgement": "Yes" if parsed.yes else "No", "judge_raw": text}
+    return {"sufficient": parsed.yes, "calls": [record.parsed(bool(parsed.problem), parsed.problem)],
+            "judgements": [verdict]}
 
 
 def route_after_judge(state: ReSPState, runtime: Any = None) -> str:
@@ -100,21 +99,35 @@ def route_after_judge(state: ReSPState, runtime: Any = None) -> str:
     return "generate" if len(state.get("trajectory", [])) >= ctx.max_iterations else "plan"
 
 
+REPLAN_TEMPERATURE = 0.7  # a greedy planner would repeat itself: the 'replan' option samples
+
+
 def plan(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
+    """The Reasoner plans the next sub-question. A repeat of an earlier one is handled as
+    `resp_on_repeat` says: retrieved anyway (paper), planned again (replan), or the end (small)."""
     ctx = context_of(runtime)
-    text, record, _ = call_llm("reasoner", PLAN.format(memory=combined_memory(state), question=state["question"]),
-                               ctx, max_tokens=64)
-    sub_question = first_line(text)
     asked = {normalize_query(item["question"]) for item in state.get("local_pathway", [])}
     asked.add(normalize_query(state["question"]))
-    update: dict[str, Any] = {"calls": [record.to_dict()], "sub_question": sub_question, "refused": ""}
-    if not sub_question or normalize_query(sub_question) in asked:
+    prompt = PLAN.format(memory=combined_memory(state), question=state["question"])
+    calls: list[dict[str, Any]] = []
+    attempts = 1 + (ctx.resp_replans if ctx.resp_on_repeat == "replan" else 0)
+    for attempt in range(attempts):
+        options = ctx if attempt == 0 else ctx.with_options(
+            temperature=max(ctx.temperature or 0.0, REPLAN_TEMPERATURE), seed=(ctx.seed or 0) + attempt)
+        text, record, _ = call_llm("reasoner", prompt, options, max_tokens=64)
+        sub_question, problem = parse_plan(first_line(text) if text.strip() else text)
+        calls.append(record.parsed(bool(problem), problem))
+        repeated = not sub_question or normalize_query(sub_question) in asked
+        if not repeated:
+            break
+    update: dict[str, Any] = {"calls": calls, "sub_question": sub_question or state["question"], "refused": ""}
+    if repeated and ctx.resp_on_repeat == "end":
         update["refused"] = sub_question or "(empty)"
     return update
 
 
 def route_after_plan(state: ReSPState, runtime: Any = None) -> str:
-    # A sub-question already in the local pathway memory is not retrieved again: answer now.
+    # `resp_on_repeat='end'`: a sub-question already in the local pathway memory ends the loop.
     return "generate" if state.get("refused") else "retrieve"
 
 

@@ -30,10 +30,13 @@ def write_one_note(
         query=query,
     )
     # Small note writers fall into "NO#NO#NO#..." loops; stopping there saves up to max_tokens per note.
-    text, record, _ = call_llm("notes", prompt, ctx, stop=["#NO#", "\nContext:"])
-    relevant, body = parse_note(text)
-    note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": relevant, "note": body, "raw": text}
-    return note, record.to_dict()
+    stop = ["#NO#", "\nContext:"] if ctx.note_stop_sequences else None
+    text, record, _ = call_llm("notes", prompt, ctx, stop=stop)
+    parsed = parse_note(text, lenient=bool(ctx.lenient_notes))
+    note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": parsed.relevant,
+            "note": parsed.body, "raw": text, "problem": parsed.problem}
+    # An output with no verdict is invalid, even where the lenient option keeps it as a note.
+    return note, record.parsed(invalid=bool(parsed.problem), problem=parsed.problem)
 
 
 def fan_out_notes(state: AgentState, runtime: Any = None) -> list[Send] | str:
@@ -91,6 +94,58 @@ def observe_documents(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     if not documents:
         return close_step(state, "The search returned no documents. Try a different search term.")
     observation = "\n".join(f"(Result {i}) {d['title']} - {d['text']}" for i, d in enumerate(documents, 1))
+    return close_step(state, observation)
+
+
+SEGMENTS = 5  # ReAct + BM25: segments per observation (the ReNAct paper's Table 7 shows five)
+SEGMENT_WORDS = 50
+
+
+def page_segments(document: dict[str, Any], words: int = SEGMENT_WORDS) -> list[str]:
+    """A page cut into segments of about `words` words along its paragraphs and sentences."""
+    import re
+
+    text = re.sub(r"^#.*$", "", document["text"], flags=re.MULTILINE)  # the page's own title heading
+    sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n{2,}", text) if s.strip()]
+    segments: list[str] = []
+    current: list[str] = []
+    for sentence in sentences:
+        current.append(" ".join(sentence.split()))
+        if sum(len(s.split()) for s in current) >= words:
+            segments.append(" ".join(current))
+            current = []
+    if current:
+        segments.append(" ".join(current))
+    return segments
+
+
+def top_segments(query: str, documents: list[dict[str, Any]], n: int = SEGMENTS) -> list[tuple[str, str]]:
+    """The `n` segments of the retrieved pages that BM25 ranks highest for the query: (title, segment)."""
+    import bm25s
+
+    from hoprag.retrievers.index import bm25_tokenizer
+
+    pool = [(d["title"], segment) for d in documents for segment in page_segments(d)]
+    if len(pool) <= n:
+        return pool
+    tokenizer = bm25_tokenizer()
+    model = bm25s.BM25()
+    model.index(tokenizer.tokenize([segment for _, segment in pool], return_as="tuple", show_progress=False),
+                show_progress=False)
+    query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
+    if not any(len(ids) for ids in query_tokens.ids):
+        return pool[:n]  # no query word is in the pages: keep reading order
+    ranked, _ = model.retrieve(query_tokens, k=n, show_progress=False)
+    return [pool[int(i)] for i in ranked[0]]
+
+
+def observe_segments(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """ReAct + BM25: the top BM25 segments of the retrieved pages for the query are the observation."""
+    documents = state.get("documents") or []
+    if not documents:
+        return close_step(state, "The search returned no documents. Try a different search term.")
+    segments = top_segments(state["pending"]["query"], documents)
+    observation = "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(segments, 1))
     return close_step(state, observation)
 
 

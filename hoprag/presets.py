@@ -1,0 +1,74 @@
+"""Presets: which Context options a method runs with, as data.
+
+- `paper`: the paper's prompts, parameters and control flow, nothing added.
+- `small`: the adaptations that make the methods work on small local models. Each adaptation is a
+  named Context option, so `--preset small` with one option set back (for example
+  `concise_answer=False`) turns that one adaptation off.
+
+An option the caller sets explicitly always wins over the preset: preset options are the ones the
+Context leaves as None. Every preset option is documented in BENCHMARKS.md with its source.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRESET_NAMES = ("paper", "small")
+
+# The adaptations for small models, all off in `paper`. Keys are Context fields.
+ADAPTATIONS_OFF: dict[str, Any] = {
+    "concise_answer": False,
+    "short_answer_instruction": False,
+    "lenient_notes": False,
+    "note_stop_sequences": False,
+    "resp_on_repeat": "retrieve",
+}
+ADAPTATIONS_ON: dict[str, Any] = {
+    # ReAct family: shorten a finish answer of more than a few words with one generator call.
+    "concise_answer": True,
+    # "The answer is short: a name, a date, a number, or yes/no, never a sentence" in the prompts.
+    "short_answer_instruction": True,
+    # A note without a YES/NO prefix counts as a note unless it reads as a refusal.
+    "lenient_notes": True,
+    # Stop the note writer at "#NO#" / "\nContext:", where small models start to loop.
+    "note_stop_sequences": True,
+    # ReSP: a planned sub-question that repeats an earlier one ends the loop (answer now).
+    "resp_on_repeat": "end",
+}
+
+# Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
+# take only the shared part of the preset.
+_REACT_FAMILY_PAPER = {"temperature": 0.7, "max_steps": 25, "k": 5}  # NotesWriting §4.2, ReNAct Alg. 1
+_PAPER: dict[str, dict[str, Any]] = {
+    "renact": _REACT_FAMILY_PAPER,
+    "react": _REACT_FAMILY_PAPER,
+    "react-bm25": _REACT_FAMILY_PAPER,
+    "cot": {"temperature": 0.7},  # the NotesWriting/ReNAct papers' CoT baseline, same sampling
+    # ReSP §4.1: top-5, at most 3 iterations, output at most 200 tokens; no temperature is given and the
+    # experiments ran in FlashRAG, whose default generation is greedy.
+    "resp": {"temperature": 0.0, "max_iterations": 3, "k": 5, "max_tokens": 200, "resp_local_input": "memory"},
+    "rag": {"temperature": 0.0, "k": 5},  # FlashRAG's standard RAG (the ReSP paper's baseline), greedy
+}
+# `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
+_SMALL_COMMON = {"temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
+_SMALL: dict[str, dict[str, Any]] = {}
+
+PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
+    "paper": ({"temperature": 0.7, "max_steps": 25, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory",
+               **ADAPTATIONS_OFF}, _PAPER),
+    "small": ({**_SMALL_COMMON, **ADAPTATIONS_ON}, _SMALL),
+}
+
+# Method names that share another method's preset (the name only picks an option such as notes_mode).
+PRESET_METHOD = {"renact-iterative": "renact"}
+
+
+def preset_options(preset: str, method: str | None) -> dict[str, Any]:
+    """The options `preset` sets for `method` (its shared part, then the method's own)."""
+    if preset not in PRESETS:
+        from hoprag.errors import UnknownSpecError
+
+        raise UnknownSpecError(f"unknown preset '{preset}'; use one of: {', '.join(PRESET_NAMES)}")
+    common, per_method = PRESETS[preset]
+    method = PRESET_METHOD.get(method or "", method or "")
+    return {**common, **per_method.get(method, {})}

@@ -1,0 +1,280 @@
+"""Presets (`paper` / `small`) and the paper behaviour of each method, with scripted models."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langchain_core.messages import BaseMessage
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.eval.datasets import Example
+from hoprag.eval.judge import JudgeCache
+from hoprag.eval.report import table
+from hoprag.eval.runner import aggregate, judge_gold, judge_record, run_eval, run_eval_seeds
+from hoprag.graphs.renact import graph as renact_graph
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.presets import preset_options
+from hoprag.run import run_question
+
+
+class Recorder:
+    def __init__(self, documents: list[Document]):
+        self.documents, self.queries = documents, []
+
+    def search(self, query: str, k: int) -> list[Document]:
+        self.queries.append(query)
+        return self.documents[:k]
+
+
+DOCS = [Document(id=f"d{i}", title=f"Title {i}", text=f"Fact number {i}.") for i in range(5)]
+SENTENCE = "The band that released Counterparts is the Canadian rock band Rush from Toronto"
+
+
+def react_ctx(reasoner, *, generator="Rush", docs=DOCS, **options) -> tuple[Context, dict[str, ScriptedChatModel]]:
+    register_retriever("preset-index", Recorder(docs))
+    models = {"reasoner": ScriptedChatModel(reasoner), "notes": ScriptedChatModel(lambda m: "YES#note"),
+              "generator": ScriptedChatModel(lambda m: generator)}
+    specs = {f"{role}_llm": register_fake(f"fake:preset-{role}", model) for role, model in models.items()}
+    return Context(index="preset-index", **specs, **options), models
+
+
+# ---------------------------------------------------------------- the presets as data
+
+
+def test_paper_and_small_set_the_documented_options():
+    paper = Context().resolved("renact")
+    assert (paper.temperature, paper.max_steps, paper.k, paper.pages) == (0.7, 25, 5, True)
+    assert not (paper.concise_answer or paper.short_answer_instruction or paper.lenient_notes or paper.note_stop_sequences)
+    small = Context(preset="small").resolved("renact")
+    assert (small.temperature, small.max_steps) == (0.0, 6)
+    assert small.concise_answer and small.short_answer_instruction and small.lenient_notes and small.note_stop_sequences
+    resp = Context().resolved("resp")
+    assert (resp.temperature, resp.max_iterations, resp.max_tokens, resp.pages) == (0.0, 3, 200, False)
+    assert resp.resp_on_repeat == "retrieve" and Context(preset="small").resolved("resp").resp_on_repeat == "end"
+    assert Context().resolved("rag").pages is False and Context().resolved("react-bm25").pages is True
+
+
+def test_an_option_set_by_the_user_wins_over_the_preset():
+    ctx = Context(preset="small", concise_answer=False, temperature=0.3).resolved("renact")
+    assert ctx.concise_answer is False and ctx.temperature == 0.3 and ctx.lenient_notes
+
+
+def test_unknown_preset_is_a_clear_error():
+    from hoprag.errors import HopragError
+
+    with pytest.raises(HopragError, match="unknown preset 'tiny'"):
+        preset_options("tiny", "renact")
+
+
+# ---------------------------------------------------------------- ReAct / ReNAct
+
+
+def test_paper_answer_is_the_finish_argument_as_written():
+    ctx, models = react_ctx(["Thought: search\nAction: search[Rush; band]", f"Thought: done\nAction: finish[{SENTENCE}]"])
+    result = run_question("renact", "Which band?", ctx)
+    assert result["answer"] == SENTENCE and result["finished_by"] == "finish"
+    assert models["generator"].prompts == []  # no concise-answer pass in the paper
+    assert "never a sentence" not in models["reasoner"].prompts[0]
+
+
+def test_small_shortens_a_long_finish_answer_and_asks_for_short_answers():
+    ctx, models = react_ctx(["Thought: search\nAction: search[Rush; band]", f"Thought: done\nAction: finish[{SENTENCE}]"],
+                            preset="small")
+    result = run_question("renact", "Which band?", ctx)
+    assert result["answer"] == "Rush" and len(models["generator"].prompts) == 1
+    assert "never a sentence" in models["reasoner"].prompts[0]
+    ctx, models = react_ctx(["Thought: s\nAction: search[Rush; band]", f"Thought: d\nAction: finish[{SENTENCE}]"],
+                            preset="small", concise_answer=False)
+    assert run_question("renact", "Which band?", ctx)["answer"] == SENTENCE
+
+
+def test_the_graph_applies_the_preset_when_invoked_directly():
+    """LangGraph server, Studio and LangChain apps call the compiled graph, not run_question."""
+    ctx, models = react_ctx(["Thought: s\nAction: search[Rush; band]", f"Thought: d\nAction: finish[{SENTENCE}]"],
+                            preset="small")
+    final = renact_graph.invoke({"question": "Which band?"}, context=ctx, config={"recursion_limit": 50})
+    assert final["answer"] == "Rush" and len(models["generator"].prompts) == 1
+    ctx, models = react_ctx(["Thought: s\nAction: search[Rush; band]", f"Thought: d\nAction: finish[{SENTENCE}]"])
+    final = renact_graph.invoke({"question": "Which band?"}, context=ctx.__dict__, config={"recursion_limit": 50})
+    assert final["answer"] == SENTENCE  # a dict context (as the server sends) gets the paper preset
+
+
+def test_cap_synthesis_sees_the_full_history_and_the_notes():
+    replies = [f"Thought: step {i}\nAction: search[topic {i}]" for i in range(3)]
+    ctx, models = react_ctx(replies, max_steps=3)
+    result = run_question("renact", "Which band?", ctx)
+    assert result["finished_by"] == "cap"
+    messages: list[BaseMessage] = models["generator"].prompts
+    prompt = messages[0]
+    for i in range(3):
+        assert f"Thought {i + 1}: step {i}" in prompt and f"Observation {i + 1}:" in prompt
+    assert "full history above and the collected notes" in prompt and "Title 0 - note" in prompt
+
+
+def test_cap_synthesis_fits_a_small_window_without_crashing():
+    long_docs = [Document(id=f"l{i}", title=f"Long {i}", text="word " * 3000) for i in range(3)]
+    replies = [f"Thought: step {i}\nAction: search[topic {i}]" for i in range(4)]
+    ctx, models = react_ctx(replies, docs=long_docs, max_steps=4, context_window=1500)
+    result = run_question("react", "Which band?", ctx)
+    assert result["finished_by"] == "cap" and result["answer"] == "Rush"
+    assert len(models["generator"].prompts[0]) // 3 < 1500  # the fake counts ~3 characters a token
+
+
+def test_react_bm25_observes_the_top_bm25_segments_of_the_pages():
+    pages = [Document(id="p1", title="Rush (band)", text="# Rush (band)\n\n" + " ".join(
+        f"Sentence {i} is filler about touring and albums." for i in range(40)) +
+        " Neil Peart joined Rush as drummer in 1974 and was inducted into the Modern Drummer Hall of Fame."),
+        Document(id="p2", title="Toronto", text="Toronto is a city. " * 60)]
+    ctx, models = react_ctx(["Thought: s\nAction: search[Rush; Modern Drummer Hall of Fame drummer]",
+                             "Thought: d\nAction: finish[Neil Peart]"], docs=pages)
+    result = run_question("react-bm25", "Who?", ctx)
+    observation = result["trajectory"][0]["observation"]
+    assert observation.count("(Result ") == 5
+    assert observation.startswith("(Result 1) Rush (band) -") and "Modern Drummer Hall of Fame" in observation.split("(Result 2)")[0]
+    assert len(observation.split()) < 5 * 80  # short segments, not whole pages
+
+
+def test_invalid_outputs_are_counted():
+    ctx, _ = react_ctx(["I think the answer is Rush", "Thought: d\nAction: finish[Rush]"])
+    result = run_question("react", "Which band?", ctx)
+    assert result["invalid_outputs"] == 1 and result["parsed_outputs"] == 2
+
+
+# ---------------------------------------------------------------- ReSP
+
+
+def resp_ctx(judge_replies, plan_replies, **options):
+    retriever = Recorder(DOCS)
+    register_retriever("resp-preset-index", retriever)
+
+    def reasoner(messages):  # the paper's Reasoner both judges and plans
+        prompt = str(messages[-1].content)
+        return judge_replies.pop(0) if prompt.startswith("Judging based solely") else plan_replies.pop(0)
+
+    models = {"summarizer": ScriptedChatModel(lambda m: "Yes, local" if "respond completely" in str(m[-1].content) else "evidence [DONE]"),
+              "reasoner": ScriptedChatModel(reasoner), "generator": ScriptedChatModel(lambda m: "Final")}
+    specs = {f"{role}_llm": register_fake(f"fake:resp-preset-{role}", model) for role, model in models.items()}
+    return Context(index="resp-preset-index", **specs, **options), retriever, models
+
+
+def test_resp_paper_retrieves_a_repeated_sub_question_and_goes_on():
+    ctx, retriever, _ = resp_ctx(["No", "No", "Yes"], ["Sub one?", "sub ONE"])
+    result = run_question("resp", "Who?", ctx)
+    assert retriever.queries == ["Who?", "Sub one?", "sub ONE"]
+    assert result["finished_by"] == "sufficient"
+
+
+def test_resp_small_ends_on_a_repeat():
+    ctx, retriever, _ = resp_ctx(["No", "No", "No"], ["Sub one?", "sub ONE"], preset="small")
+    result = run_question("resp", "Who?", ctx)
+    assert retriever.queries == ["Who?", "Sub one?"] and result["finished_by"] == "repeated"
+
+
+def test_resp_replan_asks_the_planner_again():
+    ctx, retriever, models = resp_ctx(["No", "No", "No"], ["Sub one?", "sub ONE", "Sub two?"], resp_on_repeat="replan")
+    result = run_question("resp", "Who?", ctx)
+    assert retriever.queries == ["Who?", "Sub one?", "Sub two?"] and result["finished_by"] == "cap"
+
+
+def test_resp_judge_and_planner_are_the_reasoner_and_the_eval_judge_is_not_used(monkeypatch):
+    monkeypatch.setenv("HOPRAG_JUDGE_LLM", "fake:never-registered")
+    ctx, _, _ = resp_ctx(["No", "Yes"], ["Sub?"])
+    result = run_question("resp", "Who?", ctx)
+    assert set(result["usage"]) == {"summarizer", "reasoner", "generator"}
+
+
+def test_resp_local_pathway_input_option():
+    ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"], resp_local_input="documents")
+    run_question("resp", "Who?", ctx)
+    local = [p for p in models["summarizer"].prompts if "respond completely" in p]
+    assert "[Retrieved documents]\nTitle 0 - Fact number 0." in local[0]
+    ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"])
+    run_question("resp", "Who?", ctx)
+    assert "[Retrieved documents]" not in [p for p in models["summarizer"].prompts if "respond completely" in p][0]
+
+
+# ---------------------------------------------------------------- eval: presets, seeds, judge, commits
+
+
+def write_dataset(path, n: int) -> str:
+    path.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "answers": [f"ans{i}"]})
+                              for i in range(n)))
+    return f"jsonl:{path}"
+
+
+def eval_ctx(**options) -> Context:
+    register_retriever("eval-preset-index", Recorder(DOCS))
+
+    def model(messages):
+        prompt = "\n".join(str(m.content) for m in messages)
+        if "Extract relevant" in prompt:
+            return "YES#fact"
+        number = prompt.split("Question: Question ")[-1].split("?")[0]
+        return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
+
+    return Context(llm=register_fake("fake:eval-preset", ScriptedChatModel(model)), index="eval-preset-index", **options)
+
+
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_summary_records_the_preset_and_its_options(tmp_path, preset):
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    summary = run_eval("renact", dataset, tmp_path / "run", eval_ctx(preset=preset), progress=False)
+    config = json.loads((tmp_path / "run" / "summary.json").read_text())["config"]
+    assert config["preset"] == preset and config["preset_options"] == preset_options(preset, "renact")
+    assert config["temperature"] == (0.7 if preset == "paper" else 0.0)
+    assert summary["em"] == 100.0 and summary["finish_rate"] == 100.0 and summary["invalid_output_rate"] == 0.0
+    assert f"| run | renact | {preset} |" in table([tmp_path / "run"])
+
+
+def test_seeds_give_one_run_each_and_a_mean_with_spread(tmp_path):
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    summary = run_eval_seeds("renact", dataset, tmp_path / "runs", eval_ctx(seed=5), 2, progress=False)
+    assert (tmp_path / "runs" / "seed-5" / "results.jsonl").is_file() and (tmp_path / "runs" / "seed-6").is_dir()
+    assert summary["seeds"] == [5, 6] and summary["em"] == 100.0 and summary["em_spread"]["std"] == 0.0
+    assert json.loads((tmp_path / "runs" / "seed-6" / "summary.json").read_text())["config"]["seed"] == 6
+
+
+def test_reaggregating_keeps_the_commit_that_produced_the_records(tmp_path):
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    out = tmp_path / "run"
+    run_eval("renact", dataset, out, eval_ctx(), progress=False)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    (out / "results.jsonl").write_text("".join(json.dumps({**r, "git_commit": "abc123"}) + "\n" for r in records))
+    run_eval("renact", dataset, out, eval_ctx(), progress=False)  # nothing left to run: re-aggregates
+    assert json.loads((out / "summary.json").read_text())["config"]["git_commit"] == "abc123"
+
+
+def test_cot_retrieval_recall_is_not_applicable(tmp_path):
+    data = tmp_path / "h.json"
+    data.write_text(json.dumps([{"_id": "h1", "question": "Q?", "answer": "A", "type": "bridge", "level": "hard",
+                                 "supporting_facts": [["T", 0]], "context": [["T", ["A is here."]]]}]))
+    register_fake("fake:cot", ScriptedChatModel(lambda m: "So the answer is: A"))
+    summary = run_eval("cot", f"hotpotqa:{data}", tmp_path / "cot", Context(llm="fake:cot", index="x"), progress=False)
+    assert summary["retrieval_recall"] is None and summary["em"] == 100.0
+    assert "| n/a |" in table([tmp_path / "cot"])
+
+
+def judged(reply_text: str, tmp_path) -> dict:
+    register_fake("fake:judge-unreadable", ScriptedChatModel(lambda m: reply_text))
+    record = {"question": "Q?", "prediction": "x", "gold": ["y"], "metrics": {"em": 0.0}}
+    judge_record(record, Context(judge_llm="fake:judge-unreadable"), JudgeCache(tmp_path / "j.jsonl"))
+    return record
+
+
+def test_an_unreadable_judge_verdict_is_asked_again_then_scored_wrong_and_counted(tmp_path):
+    record = judged("I am not sure what to say.", tmp_path)
+    assert record["metrics"]["judge"] == 0.0 and record["judge"]["unreadable"] and record["judge"]["attempts"] == 2
+    good = judged("Explanation: same.\nDecision: TRUE", tmp_path)
+    summary = aggregate([record, good])
+    assert summary["judge"] == 50.0 and summary["judge_unreadable"] == 1  # the denominator keeps both
+
+
+def test_fanoutqa_judge_needs_every_gold_item():
+    example = Example(id="f", question="Q?", answers=["A", "B"], dataset="fanoutqa",
+                      raw={"answer": {"Alice": "Harvard", "Bob": "Yale"}})
+    gold = judge_gold(example)
+    assert "every item is required" in gold and "Alice: Harvard; Bob: Yale" in gold and " | " not in gold
+    assert judge_gold(Example(id="h", question="Q?", answers=["A", "a."], dataset="hotpotqa")) == "A | a."
