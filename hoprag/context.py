@@ -43,8 +43,10 @@ class Context:
         "from the preset.",
     )
     index: str = _describe("demo", "Name of the hoprag index to retrieve from (see `hoprag index list`).")
-    retriever: Literal["dense", "bm25", "hybrid"] = _describe(
-        "dense", "Retriever over the index: dense (Chroma + E5 embedder), bm25, or hybrid (RRF of both)."
+    retriever: Literal["auto", "dense", "bm25", "hybrid"] = _describe(
+        "auto",
+        "Retriever over the index: dense (Chroma + E5 embedder), bm25, hybrid (RRF of both), or auto: dense "
+        "where the index has dense vectors, else bm25.",
     )
     k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5.")
     pages: bool | None = _describe(

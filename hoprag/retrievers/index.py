@@ -3,6 +3,10 @@
 Layout of indexes_dir()/NAME: manifest.json (written when a build completes), build.json (the
 embedder and source of a build in progress, so an interrupted build resumes with the same embedder),
 chroma/ (PersistentClient) and bm25/ (bm25s retriever + the passage ids in its row order).
+
+An index built with embedder `none` has BM25 alone: its passages live in docs.sqlite instead of
+Chroma. It builds in seconds (the demo index starts so), and a later build of the same index with a
+real embedder adds the dense vectors; the index stays usable with BM25 while they are embedded.
 """
 
 from __future__ import annotations
@@ -114,6 +118,55 @@ def _batches(documents: Iterator[Document], size: int) -> Iterator[list[Document
         yield batch
 
 
+BM25_ONLY = "none"  # the embedder name of an index without dense vectors
+
+
+class DocStore:
+    """The passages of a BM25-only index in SQLite: id, title, text, source, other metadata."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        self.connection = sqlite3.connect(str(path), check_same_thread=False)
+        self.connection.execute("CREATE TABLE IF NOT EXISTS passages (id TEXT PRIMARY KEY, title TEXT, text TEXT, "
+                                "metadata TEXT)")
+        self.connection.execute("CREATE INDEX IF NOT EXISTS by_title ON passages (title)")
+        self.lock = threading.Lock()
+
+    def present(self, ids: list[str]) -> set[str]:
+        marks = ",".join("?" * len(ids))
+        with self.lock:
+            return {row[0] for row in self.connection.execute(f"SELECT id FROM passages WHERE id IN ({marks})", ids)}
+
+    def add(self, documents: list[Document]) -> None:
+        rows = [(d.id, d.title, d.text, json.dumps({"source": d.source})) for d in documents]
+        with self.lock, self.connection:  # one transaction a batch: a kill loses at most the batch
+            self.connection.executemany("INSERT OR IGNORE INTO passages VALUES (?, ?, ?, ?)", rows)
+
+    def _rows(self, query: str, args: list[Any]) -> list[Document]:
+        with self.lock:
+            rows = self.connection.execute(query, args).fetchall()
+        return [_to_document(i, text, {"title": title, **json.loads(meta)}) for i, title, text, meta in rows]
+
+    def get(self, ids: list[str]) -> list[Document]:
+        return self._rows(f"SELECT id, title, text, metadata FROM passages WHERE id IN ({','.join('?' * len(ids))})",
+                          list(ids))
+
+    def by_title(self, title: str) -> list[Document]:
+        return self._rows("SELECT id, title, text, metadata FROM passages WHERE title = ?", [title])
+
+    def count(self) -> int:
+        with self.lock:
+            return int(self.connection.execute("SELECT COUNT(*) FROM passages").fetchone()[0])
+
+    def rows(self, batch: int = 2000) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        offset = 0
+        while documents := self._rows("SELECT id, title, text, metadata FROM passages ORDER BY rowid LIMIT ? OFFSET ?",
+                                      [batch, offset]):
+            yield from ((d.id, d.text, {"title": d.title, "source": d.source}) for d in documents)
+            offset += len(documents)
+
+
 def open_collection(folder: Path, embedder: str, create: bool = False) -> Any:
     chromadb, ef_class = _chroma()
     from chromadb.config import Settings
@@ -135,22 +188,29 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     builds resume where they stopped.
     """
     folder = index_dir(name)
-    previous = _read_json(folder / "manifest.json") or _read_json(folder / "build.json")
-    if previous and embedder and previous.get("embedder") != embedder:
+    # A build in progress (build.json) decides the embedder; else the finished index's manifest.
+    previous = _read_json(folder / "build.json") or _read_json(folder / "manifest.json")
+    finished = _read_json(folder / "manifest.json")
+    upgrading = bool(previous and previous.get("embedder") == BM25_ONLY and embedder not in (None, BM25_ONLY))
+    if previous and embedder and previous.get("embedder") != embedder and not upgrading:
         raise HopragError(f"index {name} was built with embedder {previous['embedder']}; cannot add "
                           f"passages embedded with {embedder} (use another index name)")
     embedder_name = embedder or (previous or {}).get("embedder") or DEFAULT_EMBEDDER
     # Validate everything (source, embedder) before anything is written, so a typo leaves no debris.
     # The counting pass also gives the progress bar its total and ETA; embedding dominates the time.
     total = sum(1 for _ in iter_source(source))
-    model: Embedder = make_embedder(embedder_name)
+    dense = embedder_name != BM25_ONLY
+    model: Embedder | None = make_embedder(embedder_name) if dense else None
     folder.mkdir(parents=True, exist_ok=True)
     created = (previous or {}).get("created") or _now()
     _write_json(folder / "build.json", {"name": name, "source": source, "embedder": embedder_name,
-                                        "dim": model.dim, "created": created})
+                                        "dim": model.dim if model else 0, "created": created})
 
-    client, collection = open_collection(folder, embedder_name, create=True)
-    batch_size = max(1, min(batch_size, client.get_max_batch_size()))
+    if dense:
+        client, store = open_collection(folder, embedder_name, create=True)
+        batch_size = max(1, min(batch_size, client.get_max_batch_size()))
+    else:
+        store = DocStore(folder / "docs.sqlite")
     added = 0
     started = time.perf_counter()
     columns = (TextColumn(f"[bold]index {name}"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
@@ -159,22 +219,23 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
         task = bar.add_task("embed", total=total)
         for batch in _batches(iter_source(source), batch_size):
             ids = [d.id for d in batch]
-            present = set(collection.get(ids=ids, include=[])["ids"])
+            present = set(store.get(ids=ids, include=[])["ids"]) if dense else store.present(ids)
             todo = [d for d in batch if d.id not in present]
-            if todo:
-                texts = [d.as_passage() for d in todo]
-                collection.add(
+            if todo and model is not None:
+                store.add(
                     ids=[d.id for d in todo],
                     documents=[d.text for d in todo],
-                    embeddings=model.embed_passages(texts),  # type: ignore[arg-type]
+                    embeddings=model.embed_passages([d.as_passage() for d in todo]),  # type: ignore[arg-type]
                     metadatas=[{"title": d.title, "source": d.source} for d in todo],
                 )
-                added += len(todo)
+            elif todo:
+                store.add(todo)
+            added += len(todo)
             bar.advance(task, len(batch))
     seconds = time.perf_counter() - started
-    count = collection.count()
-    _build_bm25(folder, collection)
-    manifest = {"name": name, "source": source, "embedder": embedder_name, "dim": model.dim,
+    count = store.count()
+    _build_bm25(folder, _iter_collection(store) if dense else store.rows())
+    manifest = {"name": name, "source": source, "embedder": embedder_name, "dim": model.dim if model else 0,
                 "count": count, "created": created, "updated": _now(),
                 "last_build": {"added": added, "seconds": round(seconds, 2),
                                "passages_per_s": round(added / seconds, 2) if added and seconds else None}}
@@ -182,9 +243,13 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
         manifest["last_build"] = previous["last_build"]  # a no-op rerun keeps the real build's timing
     old_sources = (previous or {}).get("sources") or ([previous["source"]] if previous and "source" in previous
                                                        else [])
+    if upgrading and finished:
+        old_sources = finished.get("sources") or old_sources
     manifest["sources"] = list(dict.fromkeys([*old_sources, source]))
     _write_json(folder / "manifest.json", manifest)
     (folder / "build.json").unlink(missing_ok=True)
+    if dense:
+        (folder / "docs.sqlite").unlink(missing_ok=True)  # an upgraded BM25-only index keeps Chroma's copy
     _forget(str(folder))  # a process that had it open must reload the new BM25 and count
     return manifest
 
@@ -206,15 +271,15 @@ def _iter_collection(collection: Any, batch: int = 2000) -> Iterator[tuple[str, 
         offset += len(got["ids"])
 
 
-def _build_bm25(folder: Path, collection: Any) -> None:
-    """BM25 over title + text, read back from Chroma in batches so it covers resumed builds too."""
+def _build_bm25(folder: Path, rows: Iterator[tuple[str, str, dict[str, Any]]]) -> None:
+    """BM25 over title + text, read back from the store in batches so it covers resumed builds too."""
     import bm25s
 
     tokenizer = bm25_tokenizer()
     ids: list[str] = []
     token_ids: list[list[int]] = []
     texts: list[str] = []
-    for doc_id, text, metadata in _iter_collection(collection):
+    for doc_id, text, metadata in rows:
         ids.append(doc_id)
         texts.append(f"{(metadata or {}).get('title', '')} {text}")
         if len(texts) >= 2000:  # tokenize in chunks: token ids are small, raw texts need not pile up
@@ -264,7 +329,11 @@ class Index:
         self.folder = folder
         self.manifest = manifest
         self.embedder_name: str = manifest["embedder"]
-        self.client, self.collection = open_collection(folder, self.embedder_name)
+        self.dense = self.embedder_name != BM25_ONLY
+        if self.dense:
+            self.client, self.collection = open_collection(folder, self.embedder_name)
+        else:
+            self.client, self.collection, self.docs = None, None, DocStore(folder / "docs.sqlite")
         self.bm25 = bm25s.BM25.load(str(folder / "bm25"))
         self.bm25_ids: list[str] = json.loads((folder / "bm25" / "ids.json").read_text(encoding="utf-8"))
         self.lock = threading.Lock()  # Chroma's client is shared; bm25s retrieval is not re-entrant safe
@@ -276,12 +345,17 @@ class Index:
     def get(self, ids: list[str]) -> list[Document]:
         if not ids:
             return []
+        if not self.dense:
+            by_id = {d.id: d for d in self.docs.get(ids)}
+            return [by_id[i] for i in ids if i in by_id]
         got = self.collection.get(ids=ids, include=["documents", "metadatas"])
         by_id = {i: _to_document(i, t, m) for i, t, m in zip(got["ids"], got["documents"], got["metadatas"],
                                                               strict=True)}
         return [by_id[i] for i in ids if i in by_id]
 
     def by_title(self, title: str) -> list[Document]:
+        if not self.dense:
+            return self.docs.by_title(title)
         got = self.collection.get(where={"title": title}, include=["documents", "metadatas"])
         return [_to_document(i, t, m) for i, t, m in zip(got["ids"], got["documents"], got["metadatas"],
                                                           strict=True)]

