@@ -286,11 +286,17 @@ def report(
     runs: list[Path] = typer.Argument(..., help="Output folders of hoprag eval."),
     baseline: int = typer.Option(0, help="Position of the run the deltas are taken against."),
     plots_dir: Path = typer.Option(None, "--plots", help="Folder for the PNG plots (default: the first run's folder)."),
+    html_file: Path = typer.Option(None, "--html", help="Also write one self-contained HTML page: the table, the plots, "
+                                   "every question side by side with a disagreement filter, and each trajectory."),
 ) -> None:
-    """Compare runs: a markdown table with deltas, and PNG plots."""
+    """Compare runs: a markdown table with deltas, PNG plots, and optionally an offline HTML page."""
     from hoprag.eval.report import plots, table
 
     out.print(table(runs, baseline))
+    if html_file is not None:
+        from hoprag.eval.html_report import write_html
+
+        console.print(f"wrote {write_html(runs, html_file)}")
     for path in plots(runs, plots_dir or runs[0]):
         console.print(f"wrote {path}")
 

@@ -28,18 +28,29 @@ def run_question(
     config = {"recursion_limit": 6 * ctx.max_steps + 20, "max_concurrency": ctx.max_concurrency}
     started = time.perf_counter()
     final: dict[str, Any] = {}
+    # Tokens and seconds per step: the LLM calls made since the previous step closed belong to the step
+    # that closes next (its reasoning, retrieval and notes); calls after the last step are the answer's.
+    step_usage: list[dict[str, Any]] = []
+    open_calls: list[dict[str, Any]] = []
     for chunk in graph.stream({"question": question.strip()}, config=config, context=ctx, stream_mode=["updates", "values"]):
         mode, payload = chunk
         if mode == "values":
             final = payload
-        elif on_update is not None:
-            for node, update in payload.items():
-                if update:
-                    on_update(node, update)
+            continue
+        for node, update in payload.items():
+            if not update:
+                continue
+            open_calls.extend(update.get("calls") or [])
+            for _ in update.get("trajectory") or []:
+                step_usage.append(_usage_of(open_calls))
+                open_calls = []
+            if on_update is not None:
+                on_update(node, update)
     seconds = time.perf_counter() - started
     # ReSP keeps the judge's verdicts apart (append-only queues); show them with their iteration.
     trajectory = [dict(step, **verdict) for step, verdict in zip(final.get("trajectory", []), final.get("judgements", []), strict=False)]
     trajectory += final.get("trajectory", [])[len(trajectory):]
+    trajectory = [dict(step, usage=usage) for step, usage in zip(trajectory, step_usage, strict=False)] + trajectory[len(step_usage):]
     calls = final.get("calls", [])
     return {
         "question": question.strip(),
@@ -52,9 +63,16 @@ def run_question(
         "dropped_observations": final.get("dropped_observations", 0),
         "trajectory": trajectory,
         "usage": summarize_usage(calls),
+        "answer_usage": _usage_of(open_calls),
         "llm_calls": len(calls),
         # Outputs a parser read, and those it could not use (no action, no verdict, an empty plan).
         "parsed_outputs": sum(1 for c in calls if c.get("parsed")),
         "invalid_outputs": sum(1 for c in calls if c.get("invalid")),
         "seconds": round(seconds, 3),
     }
+
+
+def _usage_of(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"calls": len(calls), "input_tokens": sum(c["input_tokens"] for c in calls),
+            "output_tokens": sum(c["output_tokens"] for c in calls),
+            "seconds": round(sum(c["seconds"] for c in calls), 3)}

@@ -11,7 +11,8 @@ from hoprag.errors import HopragError
 COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "finish_rate", "invalid_output_rate",
            "avg_repeated_queries", "avg_llm_calls", "avg_cached_calls", "total_tokens_per_question", "avg_seconds",
            "failures")
-NOT_APPLICABLE = {"retrieval_recall": "n/a"}  # e.g. a closed-book method retrieves nothing
+# e.g. a closed-book method retrieves nothing; a single-shot method parses no output
+NOT_APPLICABLE = {"retrieval_recall": "n/a", "invalid_output_rate": "n/a"}
 
 
 def role_tokens(summary: dict[str, Any]) -> str:
@@ -47,27 +48,25 @@ def table(runs: list[Path], baseline: int = 0) -> str:
     return "\n".join(lines)
 
 
-def plots(runs: list[Path], out: Path) -> list[Path]:
+def plot_figures(runs: list[Path]) -> list[Any]:
+    """F1 against tokens per question, and steps per question against gold hops (matplotlib figures)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    out.mkdir(parents=True, exist_ok=True)
     summaries = [load_run(p) for p in runs]
-    fig, ax = plt.subplots(figsize=(6, 4))
+    first, ax = plt.subplots(figsize=(6, 4))
     for path, s in zip(runs, summaries, strict=True):
         ax.scatter(s.get("total_tokens_per_question") or 0, s.get("f1") or 0, label=path.name)
     ax.set_xlabel("tokens per question")
     ax.set_ylabel("F1")
     ax.legend(fontsize=7)
-    first = out / "f1_vs_tokens.png"
-    fig.tight_layout()
-    fig.savefig(first, dpi=120)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    first.tight_layout()
+    second, ax = plt.subplots(figsize=(6, 4))
     for path in runs:
-        rows = [json.loads(line) for line in (path / "results.jsonl").read_text().splitlines() if line.strip()]
+        results = path / "results.jsonl"
+        rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()] if results.is_file() else []
         by_hops: dict[int, list[float]] = {}
         for row in rows:
             if row.get("hops"):
@@ -77,8 +76,16 @@ def plots(runs: list[Path], out: Path) -> list[Path]:
     ax.set_xlabel("gold hops")
     ax.set_ylabel("steps per question")
     ax.legend(fontsize=7)
-    second = out / "steps_vs_hops.png"
-    fig.tight_layout()
-    fig.savefig(second, dpi=120)
-    plt.close(fig)
+    second.tight_layout()
     return [first, second]
+
+
+def plots(runs: list[Path], out: Path) -> list[Path]:
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "f1_vs_tokens.png", out / "steps_vs_hops.png"]
+    for figure, path in zip(plot_figures(runs), paths, strict=True):
+        figure.savefig(path, dpi=120)
+        plt.close(figure)
+    return paths

@@ -60,7 +60,8 @@ def _git_commit() -> str:
 
 def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") -> dict[str, Any]:
     record: dict[str, Any] = {"id": example.id, "question": example.question, "gold": example.answers,
-                              "judge_gold": judge_gold(example), "hops": example.hops, "type": example.type,
+                              "judge_gold": judge_gold(example), "gold_titles": example.supporting_titles,
+                              "hops": example.hops, "type": example.type,
                               "git_commit": commit}
     try:
         result = run_question(method, example.question, ctx)
@@ -75,7 +76,7 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") 
                                        else retrieval_recall(titles, example.supporting_titles))
     record.update(prediction=result["answer"], metrics=metrics, error=None, **{
         k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "parsed_outputs", "invalid_outputs",
-                               "usage", "seconds", "finished_by", "trajectory")
+                               "usage", "answer_usage", "seconds", "finished_by", "trajectory")
     })
     return record
 

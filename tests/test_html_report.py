@@ -1,0 +1,123 @@
+"""`hoprag report --html`: the page is checked as a person sees it, in headless Chromium (Debian's
+chromium and chromium-driver): the table has the runs, the disagreement filter hides agreeing
+questions, and clicking an answer opens its trajectory."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.eval.runner import run_eval
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.retrieve import register_retriever
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+class Pages:
+    def search(self, query, k):
+        return [Document(id="p1", title="Rush (band)", text="Rush is a Canadian rock band."),
+                Document(id="p2", title="Toronto", text="Toronto is a city.")][:k]
+
+
+def make_runs(tmp_path: Path) -> list[Path]:
+    """Two runs over three questions: they agree on q0 (right) and q2 (wrong), disagree on q1."""
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "answers": [f"ans{i}"]})
+                              for i in range(3)))
+    register_retriever("html-index", Pages())
+
+    def renact_model(messages):
+        prompt = "\n".join(str(m.content) for m in messages)
+        if "Extract relevant" in prompt:
+            return "YES#Rush is Canadian." if "Rush" in prompt.split("Query:")[0] else "NO#"
+        number = prompt.split("Question: Question ")[-1].split("?")[0]
+        answer = {"0": "ans0", "1": "ans1", "2": "nope"}[number]
+        searched = str(messages[-1].content).startswith("Observation")
+        return f"Thought: done\nAction: finish[{answer}]" if searched else "Thought: look\nAction: search[Rush; band]"
+
+    def rag_model(messages):
+        prompt = str(messages[-1].content)
+        return {"0": "ans0", "1": "wrong", "2": "nope"}[prompt.split("Question: Question ")[-1].split("?")[0]]
+
+    runs = []
+    for name, method, model in (("renact-run", "renact", renact_model), ("rag-run", "rag", rag_model)):
+        spec = register_fake(f"fake:html-{name}", ScriptedChatModel(model))
+        run_eval(method, f"jsonl:{data}", tmp_path / name, Context(llm=spec, index="html-index"), progress=False)
+        runs.append(tmp_path / name)
+    return runs
+
+
+def test_report_html_cli_writes_a_self_contained_page(tmp_path):
+    runs = make_runs(tmp_path)
+    page = tmp_path / "report.html"
+    done = subprocess.run([sys.executable, "-m", "hoprag.cli", "report", *map(str, runs), "--html", str(page),
+                           "--plots", str(tmp_path / "plots")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    assert "<svg" in text and "<link" not in text  # inline plots and styles
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # nothing fetched from a network
+
+
+@pytest.fixture
+def browser():
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("no headless browser: apt-get install chromium chromium-driver (Debian) to run this test")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="pip install selenium (the dev extra)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_the_page_in_a_real_browser(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    from hoprag.eval.html_report import write_html
+
+    page = write_html(make_runs(tmp_path), tmp_path / "report.html")
+    browser.get(page.as_uri())
+    # The comparison table shows both runs with their methods.
+    rows = browser.find_elements(By.CSS_SELECTOR, "#comparison tbody tr")
+    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in rows] == ["renact-run", "rag-run"]
+    assert [r.find_elements(By.TAG_NAME, "td")[1].text for r in rows] == ["renact", "rag"]
+
+    def visible_questions() -> list[str]:
+        return [r.find_element(By.TAG_NAME, "td").text for r in browser.find_elements(By.CSS_SELECTOR, "tr.question")
+                if r.is_displayed()]
+
+    assert visible_questions() == ["Question 0?", "Question 1?", "Question 2?"]
+    browser.find_element(By.ID, "only-disagree").click()
+    assert visible_questions() == ["Question 1?"]  # the runs agree on 0 (right) and 2 (wrong)
+    assert browser.find_element(By.ID, "shown-count").text == "1"
+    # Clicking ReNAct's answer opens its trajectory: thought, query, retrieved titles, YES and NO notes.
+    cell = browser.find_elements(By.CSS_SELECTOR, "tr.question")[1].find_elements(By.CSS_SELECTOR, "td.answer")[0]
+    panel = browser.find_element(By.ID, cell.get_attribute("data-target"))
+    assert not panel.is_displayed()
+    cell.click()
+    assert panel.is_displayed()
+    text = panel.text
+    assert "Thought look" in text and "search[Rush; band]" in text and "Rush (band), Toronto" in text
+    assert "YES Rush (band): Rush is Canadian." in text and "NO Toronto" in text
+    assert "LLM calls" in text and "tokens" in text  # per-step usage
+    cell.click()
+    assert not panel.is_displayed()
+    browser.find_element(By.ID, "only-disagree").click()
+    assert len(visible_questions()) == 3
+    browser.save_screenshot(str(tmp_path / "report.png"))
