@@ -26,9 +26,9 @@ out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
-METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot"
+METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot | ircot | ircot-notes | flare | flare-notes"
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
-RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid")
+RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages)")
 K_OPTION = typer.Option(None, help="Documents per search (preset: 5).")
 MAX_STEPS_OPTION = typer.Option(None, help="Iteration cap T of ReAct / ReNAct (preset: paper 25, small 6).")
 MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3).")
@@ -41,8 +41,8 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", **opti
     """The runtime Context from CLI options, checking what a user can mistype."""
     from hoprag.presets import PRESET_NAMES
 
-    if retriever not in ("auto", "dense", "bm25", "hybrid"):
-        raise HopragError(f"unknown retriever '{retriever}'; use auto, dense, bm25 or hybrid")
+    if retriever not in ("auto", "dense", "bm25", "hybrid", "wikipedia"):
+        raise HopragError(f"unknown retriever '{retriever}'; use auto, dense, bm25, hybrid or wikipedia")
     if preset not in PRESET_NAMES:
         raise HopragError(f"unknown preset '{preset}'; use paper or small")
     if k is not None and k < 1:
@@ -130,12 +130,12 @@ def ask(
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, preset=preset, temperature=temperature, seed=seed)
-    ensure_index(index)
+    if retriever != "wikipedia":  # the live API needs no local index
+        ensure_index(index)
     if not as_json:
-        from hoprag.presets import preset_options
+        from hoprag.presets import describe_preset
 
-        chosen = ", ".join(f"{k}={v}" for k, v in preset_options(preset, method).items() if getattr(ctx, k) is None)
-        console.print(f"[dim]method {method}, preset {preset}: {chosen}")
+        console.print(f"[dim]{describe_preset(preset, method)}")
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
         keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls",
@@ -268,8 +268,12 @@ def eval_cmd(
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, llm_cache=llm_cache, preset=preset, temperature=temperature,
                        seed=seed)
-    index_name = auto_index(dataset) if index == "auto" else index
-    if index != "auto":
+    if retriever == "wikipedia":  # the live API needs no local index
+        index_name = "wikipedia"
+    elif index == "auto":
+        index_name = auto_index(dataset)
+    else:
+        index_name = index
         ensure_index(index_name)
     options = {"limit": limit, "concurrency": concurrency, "judge_spec": judge}
     if seeds > 1:

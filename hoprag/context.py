@@ -43,10 +43,11 @@ class Context:
         "from the preset.",
     )
     index: str = _describe("demo", "Name of the hoprag index to retrieve from (see `hoprag index list`).")
-    retriever: Literal["auto", "dense", "bm25", "hybrid"] = _describe(
+    retriever: Literal["auto", "dense", "bm25", "hybrid", "wikipedia"] = _describe(
         "auto",
         "Retriever over the index: dense (Chroma + E5 embedder), bm25, hybrid (RRF of both), or auto: dense "
-        "where the index has dense vectors, else bm25.",
+        "where the index has dense vectors, else bm25. wikipedia: the live MediaWiki API, whole pages as "
+        "Markdown (the NotesWriting papers' setting; needs network; the index is not used).",
     )
     k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5.")
     pages: bool | None = _describe(
@@ -63,6 +64,24 @@ class Context:
         "the notes written before them (ReNAct).",
     )
     max_iterations: int | None = _describe(None, "ReSP iteration cap (the paper uses 3).")
+    max_sentences: int | None = _describe(
+        None, "IRCoT / FLARE: reasoning sentences (steps) before the answer is asked for (IRCoT's 10)."
+    )
+    max_paragraphs: int | None = _describe(None, "IRCoT: cap on the paragraphs collected across steps (IRCoT's 15).")
+    paragraph_words: int | None = _describe(None, "IRCoT / FLARE: each paragraph cut to this many words in the prompt (350).")
+    ircot_reader: bool | None = _describe(
+        None, "IRCoT: answer with a separate reader call over the collected paragraphs (IRCoT QA), not the chain's <answer>."
+    )
+    flare_theta: float | None = _describe(None, "FLARE: retrieve when any token of the look-ahead sentence has probability below this (0.8).")
+    flare_beta: float | None = _describe(None, "FLARE: the query is the look-ahead sentence without tokens below this probability (0.4).")
+    notes_accumulate: bool | None = _describe(
+        None,
+        "IRCoT / FLARE with notes: the notes of earlier steps stay in the prompt. paper: no (Eq. 10-11: the "
+        "step's notes O_t replace the documents); small: yes.",
+    )
+    closed_step_tags: bool | None = _describe(
+        None, "IRCoT / FLARE: close the two unclosed <s> tags of the paper's few-shot examples (small)."
+    )
     temperature: float | None = _describe(
         None, "Sampling temperature of every LLM call (paper: the paper's, e.g. 0.7 for ReNAct; small: 0)."
     )

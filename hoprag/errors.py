@@ -15,3 +15,7 @@ class EndpointError(HopragError):
 
 class ContextOverflowError(HopragError):
     """A prompt that cannot be shortened enough to fit the model's context window."""
+
+
+class NoLogprobsError(HopragError):
+    """A method that gates on token confidence (FLARE) got a reply without log-probabilities."""

@@ -40,7 +40,7 @@ class ChatLlamaCpp(BaseChatModel):
     model_config = {"arbitrary_types_allowed": True}
 
     @classmethod
-    def load(cls, name: str, *, n_ctx: int, n_threads: int, seed: int | None) -> ChatLlamaCpp:
+    def load(cls, name: str, *, n_ctx: int, n_threads: int, seed: int | None, logits_all: bool = False) -> ChatLlamaCpp:
         try:
             from llama_cpp import LLAMA_DEFAULT_SEED, Llama
         except ImportError as error:
@@ -55,7 +55,7 @@ class ChatLlamaCpp(BaseChatModel):
                 n_threads=n_threads,
                 n_batch=512,
                 seed=LLAMA_DEFAULT_SEED if seed is None else seed,
-                logits_all=False,
+                logits_all=logits_all,  # every token's logits: FLARE's log-probabilities, at a prompt-speed cost
                 verbose=False,
             )
         except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
@@ -73,7 +73,8 @@ class ChatLlamaCpp(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         want_logprobs = bool(kwargs.pop("logprobs", False))
         if want_logprobs and not self.client.context_params.logits_all:
-            want_logprobs = False  # logits_all costs speed; FLARE loads a model with it on
+            raise HopragError("this llama.cpp instance was loaded without logits_all; ask hoprag.llm.chat_model for "
+                              "one with logprobs=True")
         with _COMPUTE_LOCK:
             result = self.client.create_chat_completion(
                 messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
@@ -121,7 +122,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def local_server_model(name: str, *, n_ctx: int, n_threads: int) -> BaseChatModel:
+def local_server_model(name: str, *, n_ctx: int, n_threads: int, logits_all: bool = False) -> BaseChatModel:
     """Start `llama_cpp.server` for the model on a free loopback port and return a ChatOpenAI on it."""
     from langchain_openai import ChatOpenAI
 
@@ -131,7 +132,7 @@ def local_server_model(name: str, *, n_ctx: int, n_threads: int) -> BaseChatMode
         [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
          # logits for every prompt token cost several times the prompt time; only FLARE needs them.
-         "--logits_all", "true" if os.environ.get("HOPRAG_LOGITS_ALL") else "false"],
+         "--logits_all", "true" if logits_all or os.environ.get("HOPRAG_LOGITS_ALL") else "false"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,

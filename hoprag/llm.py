@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
-from hoprag.errors import ContextOverflowError, EndpointError, HopragError, UnknownSpecError
+from hoprag.errors import ContextOverflowError, EndpointError, HopragError, NoLogprobsError, UnknownSpecError
 from hoprag.llm_cache import cache_key, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
@@ -123,10 +123,18 @@ class ScriptedChatModel(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         if self.delay:
             time.sleep(self.delay)
-        text = self._next(messages)
+        reply: Any = self._next(messages)
+        metadata: dict[str, Any] = {}
+        if isinstance(reply, tuple):  # (text, [(token, probability), ...]): a model that reports logprobs
+            reply, tokens = reply
+            import math
+
+            metadata["logprobs"] = {"content": [{"token": t, "logprob": math.log(max(p, 1e-12))} for t, p in tokens]}
+        text = str(reply)
         prompt_tokens = sum(len(str(m.content).split()) for m in messages)
         message = AIMessage(
             content=text,
+            response_metadata=metadata,
             usage_metadata={
                 "input_tokens": prompt_tokens,
                 "output_tokens": len(text.split()),
@@ -161,7 +169,7 @@ def _local_n_ctx() -> int:
     return int(os.environ.get("HOPRAG_N_CTX", "8192"))
 
 
-def chat_model(spec: str, role: str, ctx: Context) -> BaseChatModel:
+def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> BaseChatModel:
     """A cached chat model for a spec. Local models get one llama.cpp instance per role: llama.cpp
     only reuses the KV cache for the prefix shared with the previous call on the same instance, so
     alternating roles on one instance would re-read every prompt from scratch. Weights are mmapped,
@@ -175,18 +183,21 @@ def chat_model(spec: str, role: str, ctx: Context) -> BaseChatModel:
         raise UnknownSpecError(
             f"unknown model spec '{spec}'; use local:<name|file.gguf>, local-server:<name>, openai:<model> or fake:<name>"
         )
-    key = (spec, role if kind == "local" else "", ctx.seed)
+    # A local model that must report token log-probabilities (FLARE) computes logits for every token,
+    # which costs prompt speed: it is an instance (or server) of its own.
+    key = (spec, role if kind == "local" else "", ctx.seed, logprobs and kind != "openai")
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]
         if kind == "local":
             from hoprag.llama_local import ChatLlamaCpp
 
-            model: BaseChatModel = ChatLlamaCpp.load(name, n_ctx=_local_n_ctx(), n_threads=_local_threads(), seed=ctx.seed)
+            model: BaseChatModel = ChatLlamaCpp.load(name, n_ctx=_local_n_ctx(), n_threads=_local_threads(), seed=ctx.seed,
+                                                     logits_all=logprobs)
         elif kind == "local-server":
             from hoprag.llama_local import local_server_model
 
-            model = local_server_model(name, n_ctx=_local_n_ctx(), n_threads=_local_threads())
+            model = local_server_model(name, n_ctx=_local_n_ctx(), n_threads=_local_threads(), logits_all=logprobs)
         else:
             from langchain_openai import ChatOpenAI
 
@@ -249,7 +260,7 @@ def call_llm(
 ) -> tuple[str, LLMCall, AIMessage]:
     """Run one LLM call for a role. Returns (text, usage record, raw message)."""
     spec = resolve_spec(role, ctx)
-    model = chat_model(spec, role, ctx)
+    model = chat_model(spec, role, ctx, logprobs=logprobs)
     messages = _as_messages(prompt, system)
     kwargs: dict[str, Any] = {"temperature": ctx.temperature, "max_tokens": max_tokens or ctx.max_tokens}
     if stop:
@@ -298,12 +309,25 @@ def call_llm(
             output_tokens=int(usage.get("output_tokens", 0)),
             seconds=round(seconds, 4),
         )
+        if logprobs and not token_probabilities(message):
+            raise NoLogprobsError(
+                f"{spec} returned no token log-probabilities for role {role}; FLARE's confidence gate needs them. "
+                "Use local:<model> or local-server:<model> (hoprag loads them with logits), or an OpenAI-compatible "
+                "endpoint that supports logprobs (vLLM does)")
         if cache is not None:
             metadata = {"logprobs": message.response_metadata["logprobs"]} if message.response_metadata.get("logprobs") else {}
             cache.put(key, {"text": text, "input_tokens": record.input_tokens, "output_tokens": record.output_tokens,
                             "seconds": record.seconds, "metadata": metadata})
         return text, record, message
     raise _describe_failure(spec, role, attempts, last_error)
+
+
+def token_probabilities(message: AIMessage) -> list[tuple[str, float]]:
+    """(token, probability) of each generated token, from an OpenAI-style `logprobs` response field."""
+    import math
+
+    content = ((message.response_metadata or {}).get("logprobs") or {}).get("content") or []
+    return [(str(t.get("token", "")), math.exp(float(t["logprob"]))) for t in content if t.get("logprob") is not None]
 
 
 def chat_role(message: BaseMessage) -> str:

@@ -22,6 +22,8 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "lenient_notes": False,
     "note_stop_sequences": False,
     "resp_on_repeat": "retrieve",
+    "notes_accumulate": False,
+    "closed_step_tags": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -34,11 +36,19 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "note_stop_sequences": True,
     # ReSP: a planned sub-question that repeats an earlier one ends the loop (answer now).
     "resp_on_repeat": "end",
+    # IRCoT / FLARE + notes: keep earlier steps' notes in the prompt, not only the last step's (Eq. 10-11).
+    "notes_accumulate": True,
+    # IRCoT / FLARE: close the two unclosed <s> of the paper's few-shot examples.
+    "closed_step_tags": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
 # take only the shared part of the preset.
+# IRCoT's and FLARE's own settings, the same in both presets (reference/methods.md).
+_COT_SETTINGS = {"max_sentences": 10, "max_paragraphs": 15, "paragraph_words": 350, "ircot_reader": False,
+                 "flare_theta": 0.8, "flare_beta": 0.4}
 _REACT_FAMILY_PAPER = {"temperature": 0.7, "max_steps": 25, "k": 5}  # NotesWriting §4.2, ReNAct Alg. 1
+_COT_PAPER = {"temperature": 0.7, "k": 5}
 _PAPER: dict[str, dict[str, Any]] = {
     "renact": _REACT_FAMILY_PAPER,
     "react": _REACT_FAMILY_PAPER,
@@ -48,13 +58,20 @@ _PAPER: dict[str, dict[str, Any]] = {
     # experiments ran in FlashRAG, whose default generation is greedy.
     "resp": {"temperature": 0.0, "max_iterations": 3, "k": 5, "max_tokens": 200, "resp_local_input": "memory"},
     "rag": {"temperature": 0.0, "k": 5},  # FlashRAG's standard RAG (the ReSP paper's baseline), greedy
+    # IRCoT and FLARE as the NotesWriting paper runs them (temperature 0.7, §4.2) with the original code's
+    # settings (reference/methods.md): IRCoT 15 paragraphs of at most 350 words, 10 sentences, no reader;
+    # FLARE θ = 0.8, β = 0.4.
+    "ircot": _COT_PAPER,
+    "ircot-notes": _COT_PAPER,
+    "flare": _COT_PAPER,
+    "flare-notes": _COT_PAPER,
 }
 # `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
-_SMALL_COMMON = {"temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
+_SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
 _SMALL: dict[str, dict[str, Any]] = {}
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
-    "paper": ({"temperature": 0.7, "max_steps": 25, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory",
+    "paper": ({**_COT_SETTINGS, "temperature": 0.7, "max_steps": 25, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory",
                **ADAPTATIONS_OFF}, _PAPER),
     "small": ({**_SMALL_COMMON, **ADAPTATIONS_ON}, _SMALL),
 }
@@ -72,3 +89,13 @@ def preset_options(preset: str, method: str | None) -> dict[str, Any]:
     common, per_method = PRESETS[preset]
     method = PRESET_METHOD.get(method or "", method or "")
     return {**common, **per_method.get(method, {})}
+
+
+def describe_preset(preset: str, method: str) -> str:
+    """One line for `hoprag ask`: the method's own parameters and the small-model adaptations turned on."""
+    options = preset_options(preset, method)
+    own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
+    shown = {k: options[k] for k in ("temperature", "k", "max_steps", "max_iterations", "max_sentences") if k in options}
+    parameters = ", ".join(f"{k}={v}" for k, v in {**shown, **own}.items())
+    adaptations = [k for k, v in options.items() if k in ADAPTATIONS_ON and v == ADAPTATIONS_ON[k]]
+    return f"preset {preset} ({method}): {parameters}" + (f"; adaptations: {', '.join(adaptations)}" if adaptations else "")

@@ -20,11 +20,17 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         prompt = "\n".join(m["content"] for m in body["messages"])
         if prompt.startswith("Extract relevant information"):
             content = "YES#Counterparts is a Rush album."
+        elif prompt.startswith("Task: Given a question"):  # IRCoT / FLARE
+            content = "<s>Counterparts is an album by Rush.</s> <answer>Rush</answer>"
         else:
             content = self.replies[min(prompt.split("Which band?")[-1].count("Observation "), 1)]
+        choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        if body.get("logprobs"):  # OpenAI's layout: one entry per generated token
+            choice["logprobs"] = {"content": [{"token": t, "logprob": -0.01, "bytes": None, "top_logprobs": []}
+                                              for t in content.split(" ")]}
         payload = {
             "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [choice],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
         data = json.dumps(payload).encode()

@@ -128,6 +128,10 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     parsed = sum(r.get("parsed_outputs") or 0 for r in records)
     summary["invalid_outputs"] = sum(r.get("invalid_outputs") or 0 for r in records)
     summary["invalid_output_rate"] = round(100 * summary["invalid_outputs"] / parsed, 2) if parsed else None
+    # FLARE: the share of look-ahead sentences whose confidence gate fired retrieval.
+    gates = [s["gate"]["retrieved"] for r in records for s in r.get("trajectory") or [] if isinstance(s.get("gate"), dict)]
+    if gates:
+        summary["flare_retrieval_rate"] = round(100 * sum(gates) / len(gates), 2)
     if any("judge" in r for r in records):
         summary["judge_unreadable"] = sum(1 for r in records if (r.get("judge") or {}).get("unreadable"))
     # Calls served by the response cache cost no model time: seconds compare only where these do.

@@ -15,11 +15,16 @@ METHODS = {
     "resp": ("hoprag.graphs.resp", {}),
     "rag": ("hoprag.graphs.rag", {}),
     "cot": ("hoprag.graphs.cot", {}),
+    "ircot": ("hoprag.graphs.ircot", {}),
+    "ircot-notes": ("hoprag.graphs.ircot_notes", {}),
+    "flare": ("hoprag.graphs.flare", {}),
+    "flare-notes": ("hoprag.graphs.flare_notes", {}),
 }
 
 # What each method reads: whole Markdown pages (NotesWriting, and the ReAct baselines it compares
 # against) or top-k passages (ReSP and standard RAG, whose papers use 100-word Wikipedia passages).
-READS_PAGES = {"renact", "renact-iterative", "react", "react-bm25"}
+# IRCoT and FLARE read paragraphs, as their original code; with NotesWriting they read pages, as ReNAct.
+READS_PAGES = {"renact", "renact-iterative", "react", "react-bm25", "ircot-notes", "flare-notes"}
 # Methods that never retrieve: their retrieval recall is n/a, not 0.
 CLOSED_BOOK = {"cot"}
 
@@ -49,7 +54,7 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
 
 
 # The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
-DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot")
+DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot", "ircot", "ircot-notes", "flare", "flare-notes")
 
 
 def mermaid(name: str) -> str:

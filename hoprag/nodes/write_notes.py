@@ -39,12 +39,14 @@ def write_one_note(
     return note, record.parsed(invalid=bool(parsed.problem), problem=parsed.problem)
 
 
-def fan_out_notes(state: AgentState, runtime: Any = None) -> list[Send] | str:
-    """Conditional edge after retrieve: one `write_note` per document, or the iterative writer."""
+def fan_out_notes(state: dict[str, Any], runtime: Any = None) -> list[Send] | str:
+    """Conditional edge after a retrieval: one `write_note` per document, or the iterative writer.
+    Shared by every method with NotesWriting (ReNAct, IRCoT, FLARE): it reads only the pending query,
+    the documents and the trajectory, whatever the method's state."""
     ctx = context_of(runtime)
     documents = state.get("documents") or []
     if not documents:
-        return "observe_notes"
+        return "observe_notes"  # every graph with notes names the node after its writers so
     if ctx.notes_mode == "iterative":
         return "write_notes_iterative"
     previous = gathered_notes(state.get("trajectory", []))
@@ -60,7 +62,7 @@ def write_note(payload: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
     return {"step_notes": [note], "calls": [record]}
 
 
-def write_notes_iterative(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+def write_notes_iterative(state: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     previous = gathered_notes(state.get("trajectory", []))
     notes, calls = [], []

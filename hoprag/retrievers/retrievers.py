@@ -193,8 +193,12 @@ _CACHE_LOCK = threading.Lock()
 def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = False,
                    embedder: str | None = None) -> Retriever:
     """A retriever over the on-disk index `index`; opened indexes are cached per process."""
-    if kind not in (*KINDS, "auto"):
-        raise UnknownSpecError(f"unknown retriever kind '{kind}'; use one of: auto, {', '.join(KINDS)}")
+    if kind not in (*KINDS, "auto", "wikipedia"):
+        raise UnknownSpecError(f"unknown retriever kind '{kind}'; use one of: auto, {', '.join(KINDS)}, wikipedia")
+    if kind == "wikipedia":  # live MediaWiki API: whole pages, no local index
+        from hoprag.retrievers.wikipedia import WikipediaRetriever
+
+        return WikipediaRetriever(k=k)
     opened = open_index(index)  # fails early with the "hoprag index build" hint
     if kind == "auto":  # dense where the index has vectors, else BM25
         kind = "dense" if opened.dense else "bm25"

@@ -1,0 +1,62 @@
+"""IRCoT (Trivedi et al.): retrieve with the last chain-of-thought sentence, collect the paragraphs (at
+most 15, no duplicates), generate the next sentence from them, until an answer or 10 sentences."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END
+
+from hoprag.context import context_of
+from hoprag.nodes.cot import CoTState, answer_at_cap, close_cot_step, generate_step
+from hoprag.nodes.retrieve import search
+
+
+def ircot_query(state: CoTState) -> str:
+    """q_1 is the question; q_t is the last generated sentence (NotesWriting Eq. 3)."""
+    chain = state.get("chain") or []
+    return chain[-1] if chain else state["question"]
+
+
+def ircot_retrieve(state: CoTState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    query = ircot_query(state)
+    documents = [d.to_dict() for d in search(ctx, query)]
+    collected = list(state.get("paragraphs") or [])
+    seen = {p["id"] for p in collected}
+    for document in documents:  # retrieved paragraphs accumulate, without duplicates, up to the cap
+        if document["id"] not in seen and len(collected) < (ctx.max_paragraphs or 15):
+            collected.append(document)
+            seen.add(document["id"])
+    pending = {"kind": "search", "query": query, "argument": query, "entity": ""}
+    return {"pending": pending, "documents": documents, "paragraphs": collected}
+
+
+def make_ircot_reason(with_notes: bool):
+    def ircot_reason(state: CoTState, runtime: Any = None) -> dict[str, Any]:
+        """s_t = LM([D or O_t, x, s_<t]): one new sentence, or the answer."""
+        ctx = context_of(runtime)
+        step, record, _ = generate_step(state, ctx, with_notes)
+        update = close_cot_step(state, step.sentence, problem=step.problem)
+        update["calls"] = [record]
+        if step.answer:
+            update.update(answer=step.answer, finished_by="answer")
+        return update
+
+    return ircot_reason
+
+
+def make_answer_at_cap(with_notes: bool):
+    def final_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
+        return answer_at_cap(state, context_of(runtime), with_notes)
+
+    return final_answer
+
+
+def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    if state.get("answer"):
+        return "read" if ctx.ircot_reader else ("concise_answer" if ctx.concise_answer else END)
+    if len(state.get("chain") or []) >= (ctx.max_sentences or 10) or len(state.get("trajectory") or []) >= 2 * (ctx.max_sentences or 10):
+        return "read" if ctx.ircot_reader else "final_answer"
+    return "retrieve"

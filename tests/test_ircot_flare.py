@@ -1,0 +1,213 @@
+"""IRCoT and FLARE, with and without NotesWriting, with scripted models and an in-memory retriever."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.errors import NoLogprobsError
+from hoprag.eval.runner import aggregate, run_eval
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.cot import parse_cot_step
+from hoprag.nodes.flare import masked_query
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.run import run_question
+
+
+class FreshDocs:
+    """Five new paragraphs per query (ids from the query), and every query it saw."""
+
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        n = len(self.queries)
+        return [Document(id=f"q{n}-d{i}", title=f"Page {n}.{i}", text=f"Paragraph {i} of search {n}.") for i in range(k)]
+
+
+def setup(reasoner, notes=None, generator=None, **options):
+    retriever = FreshDocs()
+    register_retriever("cot-index", retriever)
+    models = {"reasoner": ScriptedChatModel(reasoner),
+              "notes": ScriptedChatModel(notes or (lambda m: "YES#a note")),
+              "generator": ScriptedChatModel(generator or (lambda m: "Reader answer"))}
+    specs = {f"{role}_llm": register_fake(f"fake:cot-{role}", model) for role, model in models.items()}
+    return Context(index="cot-index", **specs, **options), retriever, models
+
+
+def test_parse_cot_steps():
+    assert parse_cot_step("<s>Rush is a band.</s>").sentence == "Rush is a band."
+    step = parse_cot_step("<s>So it is Rush.</s> <answer>Rush</answer>")
+    assert (step.sentence, step.answer) == ("So it is Rush.", "Rush")
+    assert parse_cot_step("<s>Unclosed step with no end").sentence == "Unclosed step with no end"
+    assert parse_cot_step("So the answer is Rush.").answer == "Rush"  # IRCoT's own stop rule
+    assert parse_cot_step("   ").problem and parse_cot_step("</s></s>").problem
+
+
+# ---------------------------------------------------------------- IRCoT
+
+
+def test_ircot_queries_are_the_question_then_the_last_sentence():
+    replies = iter(["<s>Rush released Counterparts.</s>", "<s>Neil Peart drummed for Rush.</s>",
+                    "<s>He is in the Hall of Fame.</s> <answer>Rush</answer>"])
+    ctx, retriever, models = setup(lambda m: next(replies))
+    result = run_question("ircot", "Which band?", ctx)
+    assert retriever.queries == ["Which band?", "Rush released Counterparts.", "Neil Peart drummed for Rush."]
+    assert result["answer"] == "Rush" and result["finished_by"] == "answer" and result["steps"] == 3
+    last = models["reasoner"].prompts[-1]
+    assert last.startswith("Task: Given a question and relevant documents")  # the static few-shot comes first
+    assert last.endswith("Step-by-step reasoning: <s>Rush released Counterparts.</s> <s>Neil Peart drummed for Rush.</s>")
+    assert models["generator"].prompts == []  # no reader in the paper preset
+
+
+def test_ircot_paragraphs_accumulate_up_to_the_cap():
+    ctx, retriever, models = setup(lambda m: "<s>More.</s>", max_sentences=3, max_paragraphs=7)
+    run_question("ircot", "Which band?", ctx)
+    prompt = models["reasoner"].prompts[2]  # the third step: 15 retrieved, 7 kept (the earliest)
+    question_part = prompt.split("Question: Which band?")[0].rsplit("DOCUMENTS:", 1)[1]
+    assert question_part.count("Paragraph ") == 7 and "search 2" in question_part and "search 3" not in question_part
+
+
+def test_ircot_paragraphs_are_cut_to_their_word_budget():
+    long = Document(id="long", title="Long", text=" ".join(f"w{i}" for i in range(500)))
+    register_retriever("long-index", type("R", (), {"search": lambda self, q, k: [long]})())
+    model = ScriptedChatModel(lambda m: "<answer>x</answer>")
+    ctx = Context(index="long-index", llm=register_fake("fake:cot-long", model))
+    run_question("ircot", "Q?", ctx)
+    sent = model.prompts[0]
+    assert "w349 ..." in sent and "w350" not in sent
+
+
+def test_ircot_sentence_cap_asks_for_the_answer():
+    def reasoner(messages):
+        prompt = str(messages[-1].content)
+        return "<answer>Capped</answer>" if prompt.endswith("tags now.") else "<s>Still thinking.</s>"
+
+    ctx, retriever, models = setup(reasoner, max_sentences=3)
+    result = run_question("ircot", "Which band?", ctx)
+    assert result["answer"] == "Capped" and result["finished_by"] == "cap" and len(retriever.queries) == 3
+
+
+def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
+    ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", ircot_reader=True)
+    result = run_question("ircot", "Which band?", ctx)
+    assert result["answer"] == "Reader answer"
+    reader = models["generator"].prompts[0]
+    assert "Paragraph 0 of search 1." in reader and "Rush is Canadian" not in reader
+
+
+def test_ircot_notes_replace_the_documents_with_the_shared_note_writer():
+    replies = iter(["<s>First sentence.</s>", "<s>Second.</s> <answer>Rush</answer>"])
+    notes = lambda m: "YES#note from " + str(m[-1].content).split("# ")[1].split("\n")[0]  # noqa: E731
+    ctx, retriever, models = setup(lambda m: next(replies), notes=notes)
+    result = run_question("ircot-notes", "Which band?", ctx)
+    assert result["answer"] == "Rush"
+    assert models["notes"].prompts[0].startswith("Extract relevant information")  # ReNAct's prompt, not a copy
+    assert len(models["notes"].prompts) == 10  # five pages per step, two steps
+    second = models["reasoner"].prompts[1]
+    documents = second.split("Question: Which band?")[0].rsplit("DOCUMENTS:", 1)[1]
+    assert "note from Page 2.0" in documents and "Paragraph" not in documents
+    assert "note from Page 1.0" not in documents  # paper: the step's notes O_t only (Eq. 10)
+    assert result["trajectory"][0]["notes"][0]["note"] == "note from Page 1.0"
+
+
+def test_ircot_notes_accumulate_in_small():
+    replies = iter(["<s>First sentence.</s>", "<s>Second.</s> <answer>Rush</answer>"])
+    notes = lambda m: "YES#note from " + str(m[-1].content).split("# ")[1].split("\n")[0]  # noqa: E731
+    ctx, _, models = setup(lambda m: next(replies), notes=notes, preset="small")
+    run_question("ircot-notes", "Which band?", ctx)
+    documents = models["reasoner"].prompts[1].split("Question: Which band?")[0].rsplit("DOCUMENTS:", 1)[1]
+    assert "note from Page 1.0" in documents and "note from Page 2.0" in documents
+
+
+# ---------------------------------------------------------------- FLARE
+
+
+def confident(text):
+    return text, [(token, 0.95) for token in text.split(" ")]
+
+
+def test_flare_keeps_confident_sentences_without_retrieval():
+    replies = iter([confident("<s>Rush is a band.</s>"), confident("<s>It is Canadian.</s> <answer>Rush</answer>")])
+    ctx, retriever, _ = setup(lambda m: next(replies))
+    result = run_question("flare", "Which band?", ctx)
+    assert retriever.queries == ["Which band?"]  # step 0 only
+    assert result["answer"] == "Rush"
+    assert [s["gate"]["retrieved"] for s in result["trajectory"]] == [False, False]
+
+
+def test_flare_retrieves_with_the_masked_sentence_and_regenerates():
+    unsure = ("<s>Rush was founded in Toronto.</s>",
+              [("<s>", 0.99), ("Rush", 0.95), (" was", 0.9), (" founded", 0.6), (" in", 0.9), (" Toronto", 0.2), (".</s>", 0.99)])
+    replies = iter([unsure, "<s>Rush was founded in Willowdale.</s>", confident("<answer>Rush</answer>")])
+    ctx, retriever, models = setup(lambda m: next(replies))
+    result = run_question("flare", "Which band?", ctx)
+    # Below θ = 0.8 ("founded" 0.6, "Toronto" 0.2) the gate fires; below β = 0.4 ("Toronto") is masked out.
+    assert retriever.queries == ["Which band?", "Rush was founded in."]
+    first = result["trajectory"][0]
+    assert first["thought"] == "Rush was founded in Willowdale."  # the regenerated sentence; the draft is discarded
+    assert first["gate"]["retrieved"] and first["gate"]["draft"] == "Rush was founded in Toronto."
+    assert first["retrieved_titles"][0] == "Page 2.0"
+    regenerated_prompt = models["reasoner"].prompts[1]
+    assert "Paragraph 0 of search 2." in regenerated_prompt and "search 1." not in regenerated_prompt  # replaced
+    assert result["answer"] == "Rush"
+
+
+def test_masked_query():
+    assert masked_query([("<s>", 0.9), ("Who", 0.3), (" is", 0.9), (" Rush", 0.5)], 0.4) == "is Rush"
+
+
+def test_flare_without_logprobs_is_a_clear_error():
+    ctx, _, _ = setup(lambda m: "<s>No logprobs here.</s>")
+    with pytest.raises(NoLogprobsError, match="returned no token log-probabilities.*FLARE"):
+        run_question("flare", "Which band?", ctx)
+
+
+def test_flare_notes_uses_the_shared_note_writer_when_retrieval_fires():
+    unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3), (".</s>", 0.9)])
+    replies = iter([unsure, "<s>Rush is from Willowdale.</s> <answer>Rush</answer>"])
+    ctx, retriever, models = setup(lambda m: next(replies))
+    result = run_question("flare-notes", "Which band?", ctx)
+    assert models["notes"].prompts[0].startswith("Extract relevant information")
+    assert len(models["notes"].prompts) == 10  # step 0 and the gated retrieval
+    assert "a note" in models["reasoner"].prompts[1] and "Paragraph" not in models["reasoner"].prompts[1]
+    assert result["answer"] == "Rush"
+
+
+def test_flare_retrieval_rate_is_reported(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Which band?", "answers": ["Rush"]}))
+    unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3)])
+    replies = iter([unsure, "<s>Rush is from Willowdale.</s>", confident("<s>Sure.</s> <answer>Rush</answer>")])
+    ctx, _, _ = setup(lambda m: next(replies))
+    summary = run_eval("flare", f"jsonl:{data}", tmp_path / "run", ctx, progress=False)
+    assert summary["flare_retrieval_rate"] == 50.0 and summary["em"] == 100.0
+    assert aggregate([])["questions"] == 0
+
+
+# ---------------------------------------------------------------- real log-probabilities
+
+
+def test_flare_gets_logprobs_through_an_openai_compatible_endpoint(openai_stub):
+    register_retriever("stub-index", FreshDocs())
+    result = run_question("flare", "Which band?", Context(llm="openai:stub", index="stub-index"))
+    assert result["answer"] == "Rush"
+    gate = result["trajectory"][0]["gate"]
+    assert gate["retrieved"] is False and 0.98 < gate["min_probability"] <= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["local:qwen2.5-coder-1.5b", "local-server:qwen2.5-coder-1.5b"])
+def test_flare_gets_real_logprobs_from_the_embedded_model(spec):
+    """In process (llama.cpp with logits_all) and behind llama_cpp.server (an OpenAI-compatible endpoint)."""
+    from hoprag.llm import call_llm, token_probabilities
+
+    ctx = Context(llm=spec, temperature=0.0, max_tokens=16)
+    _, record, message = call_llm("reasoner", "Name the capital of France in one word.", ctx, logprobs=True)
+    probabilities = token_probabilities(message)
+    assert len(probabilities) == record.output_tokens > 0
+    assert all(0.0 < p <= 1.0 for _, p in probabilities) and any(p > 0.5 for _, p in probabilities)
