@@ -21,12 +21,14 @@ index_app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval 
 models_app = typer.Typer(no_args_is_help=True, help="Embedded GGUF models.")
 app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
+rearag_app = typer.Typer(no_args_is_help=True, help="ReaRAG's reasoning-chain data construction.")
+app.add_typer(rearag_app, name="rearag")
 console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the terminal width
 out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
-METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot | ircot | ircot-notes | flare | flare-notes"
+METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot | rearag | ircot | ircot-notes | flare | flare-notes"
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
 RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages)")
 K_OPTION = typer.Option(None, help="Documents per search (preset: 5).")
@@ -111,6 +113,7 @@ def ask(
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
     summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
     generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
+    answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
     preset: str = PRESET_OPTION,
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
@@ -129,7 +132,8 @@ def ask(
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
-                       generator_llm=generator_llm, preset=preset, temperature=temperature, seed=seed)
+                       generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
+                       seed=seed)
     if retriever != "wikipedia":  # the live API needs no local index
         ensure_index(index)
     if not as_json:
@@ -242,6 +246,7 @@ def eval_cmd(
     notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
     summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
     generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
+    answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
     index: str = typer.Option("auto", help="Index name, or auto: the closed corpus of the dataset file."),
     retriever: str = RETRIEVER_OPTION,
     k: int = K_OPTION,
@@ -266,8 +271,8 @@ def eval_cmd(
         raise HopragError(f"--seeds must be at least 1, got {seeds}")
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
-                       generator_llm=generator_llm, llm_cache=llm_cache, preset=preset, temperature=temperature,
-                       seed=seed)
+                       generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
+                       temperature=temperature, seed=seed)
     if retriever == "wikipedia":  # the live API needs no local index
         index_name = "wikipedia"
     elif index == "auto":
@@ -283,6 +288,32 @@ def eval_cmd(
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
             "avg_steps", "total_tokens_per_question", "avg_seconds")
     out.print(f"preset {preset} | " + " | ".join(f"{key} {summary.get(key)}" for key in keys))
+
+
+@rearag_app.command("build-data")
+def rearag_build_data(
+    dataset: str = typer.Option(..., help="KIND:PATH of a train set, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_train_100.json"),
+    out_file: Path = typer.Option(..., "--out", help="chains.jsonl: one kept conversation a line (rejected and summary beside it)."),
+    llm: str = typer.Option(..., help="Model spec of the reasoning model that writes the chains."),
+    answerer_llm: str = typer.Option(None, help="Model spec of the RAG engine's answer model (default: --llm)."),
+    index: str = typer.Option("auto", help="Index of the RAG engine, or auto: the closed corpus of the dataset file."),
+    limit: int = typer.Option(None, help="The first N questions."),
+    preset: str = PRESET_OPTION,
+    seed: int = SEED_OPTION,
+) -> None:
+    """Build F1-filtered Thought/Action chains (ReaRAG Algorithm 1); a rerun resumes."""
+    from hoprag.eval.runner import auto_index
+    from hoprag.rearag_data import build_data, rejected_path, summary_path
+
+    ctx = make_context(retriever="auto", k=None, llm=llm, answerer_llm=answerer_llm, preset=preset, seed=seed,
+                       llm_cache=False)
+    index_name = auto_index(dataset) if index == "auto" else index
+    if index != "auto":
+        ensure_index(index_name)
+    summary = build_data(dataset, out_file, ctx.with_options(index=index_name).resolved("rearag"), limit=limit)
+    out.print(" | ".join(f"{k} {summary[k]}" for k in ("questions", "kept", "kept_rate", "invalid", "f1_zero",
+                                                        "no_finish", "average_steps", "seconds_per_question")))
+    console.print(f"wrote {out_file}, {rejected_path(out_file)} and {summary_path(out_file)}")
 
 
 @app.command()

@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 # "judge" is the evaluation judge of `hoprag eval --judge`; no method calls it, so its spec never
 # changes what a method does (ReSP's sufficiency judge is the paper's Reasoner).
-ROLES = ("reasoner", "notes", "summarizer", "generator", "judge")
-Role = Literal["reasoner", "notes", "summarizer", "generator", "judge"]
+ROLES = ("reasoner", "notes", "summarizer", "generator", "answerer", "judge")
+Role = Literal["reasoner", "notes", "summarizer", "generator", "answerer", "judge"]
+METHOD_ROLES = ROLES[:-1]  # the roles a method may call
 
 
 def _describe(default: Any, description: str) -> Any:
@@ -33,6 +34,9 @@ class Context:
     notes_llm: str | None = _describe(None, "Model spec of the note writer (NotesWriting).")
     summarizer_llm: str | None = _describe(None, "Model spec of the summarizer (ReSP).")
     generator_llm: str | None = _describe(None, "Model spec of the final answer generator.")
+    answerer_llm: str | None = _describe(
+        None, "Model spec of ReaRAG's RAG-engine answer model (it answers each search from the top passages)."
+    )
     judge_llm: str | None = _describe(
         None, "Model spec of the evaluation judge (hoprag eval --judge); no method calls it."
     )
@@ -78,6 +82,17 @@ class Context:
         None,
         "IRCoT / FLARE with notes: the notes of earlier steps stay in the prompt. paper: no (Eq. 10-11: the "
         "step's notes O_t replace the documents); small: yes.",
+    )
+    rearag_engine_prompt: Literal["comparison", "strict"] | None = _describe(
+        None,
+        "ReaRAG's RAG-engine prompt: 'comparison' (the one its released training data was built with) or "
+        "'strict' (a later revision: answer only from the context).",
+    )
+    rearag_invalid_retries: int | None = _describe(
+        None, "ReaRAG: invalid steps regenerated per question before it gives up (the official 20)."
+    )
+    rearag_invalid_feedback: bool | None = _describe(
+        None, "small: a regenerated ReaRAG step sees why the last output was invalid (paper: a silent resample)."
     )
     closed_step_tags: bool | None = _describe(
         None, "IRCoT / FLARE: close the two unclosed <s> tags of the paper's few-shot examples (small)."

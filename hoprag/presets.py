@@ -24,6 +24,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "resp_on_repeat": "retrieve",
     "notes_accumulate": False,
     "closed_step_tags": False,
+    "rearag_invalid_feedback": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -40,6 +41,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "notes_accumulate": True,
     # IRCoT / FLARE: close the two unclosed <s> of the paper's few-shot examples.
     "closed_step_tags": True,
+    # ReaRAG: a regenerated step is told why the last one was invalid.
+    "rearag_invalid_feedback": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -61,6 +64,10 @@ _PAPER: dict[str, dict[str, Any]] = {
     # IRCoT and FLARE as the NotesWriting paper runs them (temperature 0.7, §4.2) with the original code's
     # settings (reference/methods.md): IRCoT 15 paragraphs of at most 350 words, 10 sentences, no reader;
     # FLARE θ = 0.8, β = 0.4.
+    # ReaRAG's official code: reasoner temperature 1.0 (top_p 0.85 is not sent), 1024 tokens, 15 steps,
+    # top-3 passages, 20 invalid-step retries, the RAG-engine prompt of its released training data.
+    "rearag": {"temperature": 1.0, "max_tokens": 1024, "max_steps": 15, "k": 3, "rearag_engine_prompt": "comparison",
+               "rearag_invalid_retries": 20},
     "ircot": _COT_PAPER,
     "ircot-notes": _COT_PAPER,
     "flare": _COT_PAPER,
@@ -68,7 +75,9 @@ _PAPER: dict[str, dict[str, Any]] = {
 }
 # `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
 _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
-_SMALL: dict[str, dict[str, Any]] = {}
+_SMALL: dict[str, dict[str, Any]] = {
+    "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 20},
+}
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
     "paper": ({**_COT_SETTINGS, "temperature": 0.7, "max_steps": 25, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory",

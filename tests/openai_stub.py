@@ -20,6 +20,12 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         prompt = "\n".join(m["content"] for m in body["messages"])
         if prompt.startswith("Extract relevant information"):
             content = "YES#Counterparts is a Rush album."
+        elif prompt.startswith("Your task is to solve a question answering task"):  # ReaRAG's reasoner
+            searched = "Observation 1:" in prompt
+            content = ("Thought 2: Rush it is.\nAction 2: {'function': 'finish', 'parameters': {'answer': 'Rush'}}" if searched
+                       else "Thought 1: Search.\nAction 1: {'function': 'search', 'parameters': {'query': 'Counterparts band'}}")
+        elif prompt.startswith(("If the Question is comparison type", "The Reference Answer is")):  # ReaRAG's answer model
+            content = "Rush"
         elif prompt.startswith("Task: Given a question"):  # IRCoT / FLARE
             content = "<s>Counterparts is an album by Rush.</s> <answer>Rush</answer>"
         else:

@@ -22,7 +22,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from hoprag.context import Context
+from hoprag.context import METHOD_ROLES, Context
 from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
@@ -216,7 +216,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     summary["config"] = {
         "method": method, "dataset": dataset, "limit": limit, "concurrency": concurrency, **options,
         "preset_options": preset_options(ctx.preset, method),
-        "models": {role: resolve_spec(role, ctx) for role in ("reasoner", "notes", "summarizer", "generator")},
+        "models": {role: resolve_spec(role, ctx) for role in METHOD_ROLES},
         "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
         "git_commit": commits[0] if len(commits) == 1 else commits,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),

@@ -15,6 +15,7 @@ METHODS = {
     "resp": ("hoprag.graphs.resp", {}),
     "rag": ("hoprag.graphs.rag", {}),
     "cot": ("hoprag.graphs.cot", {}),
+    "rearag": ("hoprag.graphs.rearag", {}),
     "ircot": ("hoprag.graphs.ircot", {}),
     "ircot-notes": ("hoprag.graphs.ircot_notes", {}),
     "flare": ("hoprag.graphs.flare", {}),
@@ -54,7 +55,7 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
 
 
 # The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
-DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot", "ircot", "ircot-notes", "flare", "flare-notes")
+DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot", "rearag", "ircot", "ircot-notes", "flare", "flare-notes")
 
 
 def mermaid(name: str) -> str:

@@ -155,3 +155,89 @@ def parse_plan(text: str) -> tuple[str, str]:
 
 def normalize_query(query: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
+
+
+@dataclass
+class FunctionCall:
+    """A ReaRAG step: its thought and its function call, parsed as data."""
+
+    thought: str
+    function: str  # search | finish | invalid
+    argument: str = ""  # the query or the answer
+    number: int | None = None  # the step number the model wrote ("Action 3:")
+    problem: str = ""
+
+    @property
+    def invalid(self) -> bool:
+        return self.function == "invalid"
+
+
+_REARAG_THOUGHT = re.compile(r"Thought\s*(\d+)?\s*:\s*(.*?)(?=\n\s*Action\s*\d*\s*:|\Z)", re.IGNORECASE | re.DOTALL)
+_REARAG_ACTION = re.compile(r"Action\s*(\d+)?\s*:", re.IGNORECASE)
+
+
+def _first_object(text: str) -> str | None:
+    """The first balanced {...} in `text`, quotes respected; None when there is none."""
+    start = text.find("{")
+    while start >= 0:
+        depth, quote, escaped = 0, "", False
+        for position in range(start, len(text)):
+            char = text[position]
+            if quote:
+                if escaped:
+                    escaped = False
+                elif char == "\\":
+                    escaped = True
+                elif char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char == "{":
+                depth += 1
+            elif char == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start: position + 1]
+        start = text.find("{", start + 1)
+    return None
+
+
+def _as_data(literal: str) -> object:
+    """A JSON object, or a Python dict literal (single quotes): parsed as data, never evaluated as code."""
+    import ast
+    import json
+
+    try:
+        return json.loads(literal)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(literal)  # literals only: no names, calls or attributes
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+
+
+def parse_rearag_action(text: str) -> FunctionCall:
+    """`Thought N: ...` and `Action N:` with `{'function': 'search'|'finish', 'parameters': {...}}`: the first
+    object after the Action label (code fences, single quotes and trailing text are fine)."""
+    text = text if isinstance(text, str) else str(text)
+    thought_match = _REARAG_THOUGHT.search(text)
+    thought = " ".join((thought_match.group(2) if thought_match else "").split())
+    action_match = _REARAG_ACTION.search(text)
+    number = int(action_match.group(1)) if action_match and action_match.group(1) else None
+    if action_match is None:
+        return FunctionCall(thought, "invalid", number=number, problem="no 'Action N:'")
+    literal = _first_object(text[action_match.end():])
+    if literal is None:
+        return FunctionCall(thought, "invalid", number=number, problem="no {...} function call after 'Action:'")
+    data = _as_data(literal)
+    if not isinstance(data, dict):
+        return FunctionCall(thought, "invalid", number=number, problem="the function call is not a dict")
+    function, parameters = data.get("function"), data.get("parameters")
+    if function not in ("search", "finish"):
+        return FunctionCall(thought, "invalid", number=number, problem=f"unknown function {function!r}")
+    key = "query" if function == "search" else "answer"
+    value = parameters.get(key) if isinstance(parameters, dict) else None
+    if value is None or not str(value).strip():
+        return FunctionCall(thought, "invalid", number=number, problem=f"{function} needs parameters.{key}")
+    return FunctionCall(thought, function, " ".join(str(value).split()), number=number)

@@ -1,0 +1,36 @@
+"""ReaRAG: reason (Thought + a search/finish function call, invalid steps regenerated), the RAG engine's
+answer as the observation, a step bound with a forced finish, and the answer model's concise answer."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from hoprag.context import Context
+from hoprag.graphs import compile_method
+from hoprag.nodes.rearag import (
+    ReaRAGState,
+    concise,
+    force_finish,
+    rag_engine,
+    reason,
+    route_after_observation,
+    route_after_reason,
+)
+from hoprag.state import InputState, OutputState
+
+
+def build():
+    builder = StateGraph(ReaRAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("reason", reason)
+    builder.add_node("rag_engine", rag_engine)
+    builder.add_node("force_finish", force_finish)
+    builder.add_node("concise", concise)
+    builder.add_edge(START, "reason")
+    builder.add_conditional_edges("reason", route_after_reason, ["rag_engine", "force_finish", "concise", END])
+    builder.add_conditional_edges("rag_engine", route_after_observation, ["reason", "force_finish"])
+    builder.add_edge("force_finish", "concise")
+    builder.add_edge("concise", END)
+    return compile_method(builder, "rearag")
+
+
+graph = build()

@@ -1,0 +1,149 @@
+"""ReaRAG (Lee et al.): Thought / Action / Observation where the action is a function call, `search(query)`
+or `finish(answer)`, and the observation is a RAG engine's answer to the query (top passages, then an
+answer model), not the documents. After `finish` the answer model gives the concise answer."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.graph import END
+from typing_extensions import TypedDict
+
+from hoprag.context import Context, context_of
+from hoprag.llm import call_llm
+from hoprag.nodes.generate import first_line
+from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
+from hoprag.nodes.retrieve import search
+from hoprag.prompts.rearag import (
+    CONCISE,
+    FORCE_FINISH,
+    INVALID_FEEDBACK,
+    RAG_ENGINE,
+    RAG_ENGINE_STRICT,
+    REARAG_SYSTEM,
+)
+
+STOP = ["\nObservation", "Observation:"]  # one Thought/Action a turn; the observation comes from the engine
+
+
+class ReaRAGState(TypedDict, total=False):
+    question: str
+    trajectory: Annotated[list[dict[str, Any]], operator.add]
+    calls: Annotated[list[dict[str, Any]], operator.add]
+    pending: dict[str, Any]  # the step in flight: its raw turn and parsed call
+    invalid_retries: Annotated[int, operator.add]
+    answer: str
+    finish_answer: str  # the finish argument before the concise answer
+    finished_by: str
+
+
+def render_messages(question: str, trajectory: list[dict[str, Any]], system: str = REARAG_SYSTEM) -> list[BaseMessage]:
+    """system = the ReaRAG prompt, user = the bare question, then each step's whole turn (assistant) and
+    the engine's answer as the observation turn."""
+    messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(question)]
+    for number, step in enumerate(trajectory, 1):
+        messages.append(AIMessage(step["raw"]))
+        messages.append(HumanMessage(f"Observation {number}: {step['observation']}"))
+    return messages
+
+
+def first_step(text: str) -> str:
+    """The turn up to its first action's object: a model that writes several steps keeps the first."""
+    cut = text.find("\nThought", text.find("Action"))
+    return (text[:cut] if cut > 0 else text).strip()
+
+
+def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int, number: int,
+              ) -> tuple[FunctionCall, str, list[dict[str, Any]], int]:
+    """Generate one valid step, regenerating invalid ones (a new seed each time) within `budget`.
+    Returns the call, the turn text, the usage records and the retries spent."""
+    records: list[dict[str, Any]] = []
+    attempt_messages = list(messages)
+    for attempt in range(budget + 1):
+        options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
+        text, record, _ = call_llm(role, attempt_messages, options, stop=STOP)
+        call = parse_rearag_action(first_step(text))
+        records.append(record.parsed(call.invalid, call.problem))
+        if not call.invalid:
+            return call, first_step(text), records, attempt
+        if ctx.rearag_invalid_feedback:  # small: the retry sees what was wrong (then the turn is rolled back)
+            attempt_messages = [*messages, AIMessage(text),
+                                HumanMessage(INVALID_FEEDBACK.format(problem=call.problem, number=number))]
+    return call, text, records, budget + 1
+
+
+def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    trajectory = state.get("trajectory", [])
+    budget = max(0, (ctx.rearag_invalid_retries or 20) - state.get("invalid_retries", 0))
+    number = len(trajectory) + 1
+    call, text, records, spent = next_step(render_messages(state["question"], trajectory), ctx, "reasoner", budget, number)
+    step = {"kind": call.function, "thought": call.thought, "action": text.partition("Action")[2].strip(" :0123456789\n")
+            if not call.invalid else "", "query": call.argument if call.function == "search" else "",
+            "argument": call.argument, "raw": text, "problem": call.problem}
+    update: dict[str, Any] = {"calls": records, "pending": step, "invalid_retries": spent}
+    if call.invalid:  # the per-question budget is spent: the official code answers None
+        update.update(answer="", finished_by="invalid", trajectory=[{**step, "observation": ""}])
+    elif call.function == "finish":
+        update.update(finish_answer=call.argument, trajectory=[{**step, "observation": call.argument}])
+    return update
+
+
+def engine_answer(ctx: Context, query: str) -> tuple[str, list[Any], dict[str, Any]]:
+    """The RAG engine: the top-k passages for the query joined by blank lines, answered by the answer
+    model (greedy). Returns the answer, the passages and the usage record."""
+    documents = search(ctx, query)
+    context = "\n\n".join(d.text for d in documents)
+    template = RAG_ENGINE_STRICT if ctx.rearag_engine_prompt == "strict" else RAG_ENGINE
+    text, record, _ = call_llm("answerer", template.format(context=context, query=query),
+                               ctx.with_options(temperature=0.0), max_tokens=128)
+    return " ".join(text.split()) or "No answer.", documents, record.to_dict()
+
+
+def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    """The observation is the RAG engine's answer to the query, not the documents."""
+    ctx = context_of(runtime)
+    pending = state["pending"]
+    answer, documents, record = engine_answer(ctx, pending["query"])
+    step = {**pending, "observation": answer, "retrieved_ids": [d.id for d in documents],
+            "retrieved_titles": [d.title for d in documents]}
+    return {"trajectory": [step], "calls": [record]}
+
+
+def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    """At the step bound without `finish`: ask for it once; else the last observation stands."""
+    ctx = context_of(runtime)
+    trajectory = state.get("trajectory", [])
+    number = len(trajectory) + 1
+    messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
+    text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP)
+    call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}")
+    answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
+    return {"finish_answer": answer, "finished_by": "cap", "calls": [record.parsed(call.function != "finish", call.problem)]}
+
+
+def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    """The answer model's concise version of the finish answer (the official prompt)."""
+    ctx = context_of(runtime)
+    text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], reference_ans=state["finish_answer"]),
+                               ctx.with_options(temperature=0.0), max_tokens=32)
+    return {"answer": first_line(text) or state["finish_answer"], "finished_by": state.get("finished_by") or "finish",
+            "calls": [record.to_dict()]}
+
+
+def route_after_reason(state: ReaRAGState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    if state.get("finished_by") == "invalid":
+        return END
+    if state.get("finish_answer"):
+        return "concise"
+    if len(state.get("trajectory", [])) >= (ctx.max_steps or 15):
+        return "force_finish"
+    return "rag_engine"
+
+
+def route_after_observation(state: ReaRAGState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    return "force_finish" if len(state.get("trajectory", [])) >= (ctx.max_steps or 15) else "reason"

@@ -1,0 +1,209 @@
+"""ReaRAG: the graph, its action parser, the data construction and its filter, the fine-tuning masks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.parsing import parse_rearag_action
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.rearag_finetune import IGNORE, load_conversations, tokenize_conversation
+from hoprag.run import run_question
+
+
+def search(n: int, query: str) -> str:
+    return f"Thought {n}: I need to look up {query}.\nAction {n}: {{'function': 'search', 'parameters': {{'query': '{query}'}}}}"
+
+
+def finish(n: int, answer: str) -> str:
+    return f"Thought {n}: Done.\nAction {n}: {{'function': 'finish', 'parameters': {{'answer': '{answer}'}}}}"
+
+
+class Passages:
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def search(self, query, k):
+        self.queries.append(query)
+        return [Document(id=f"{query}-{i}", title=f"T{i}", text=f"Passage {i} about {query}.") for i in range(k)]
+
+
+def setup(reasoner, answerer=None, generator=None, **options):
+    retriever = Passages()
+    register_retriever("rearag-index", retriever)
+    models = {"reasoner": ScriptedChatModel(reasoner),
+              "answerer": ScriptedChatModel(answerer or (lambda m: "Thomas Nabbes")),
+              "generator": ScriptedChatModel(generator or (lambda m: "Exeter College"))}
+    specs = {f"{role}_llm": register_fake(f"fake:rearag-{role}", model) for role, model in models.items()}
+    return Context(index="rearag-index", **specs, **options), retriever, models
+
+
+# ---------------------------------------------------------------- the action parser
+
+
+@pytest.mark.parametrize("text", [
+    "Thought 1: t\nAction 1: {'function': 'search', 'parameters': {'query': 'Who wrote it?'}}",
+    'Thought 1: t\nAction 1:\n```json\n{"function": "search", "parameters": {"query": "Who wrote it?"}}\n```',
+    "Thought 1: t\nAction 1: ```\n{'function': 'search', 'parameters': {'query': 'Who wrote it?'}}\n``` and some trailing text {x}",
+])
+def test_actions_parse_as_data(text):
+    call = parse_rearag_action(text)
+    assert (call.function, call.argument, call.number, call.problem) == ("search", "Who wrote it?", 1, "")
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("Thought 1: no action", "no 'Action N:'"),
+    ("Action 1: search for it", "no {...} function call"),
+    ("Action 1: {'function': 'lookup', 'parameters': {'query': 'x'}}", "unknown function 'lookup'"),
+    ("Action 1: {'function': 'finish', 'parameters': {}}", "finish needs parameters.answer"),
+    ("Action 1: {'function': __import__('os').getcwd()}", "not a dict"),  # never evaluated
+])
+def test_invalid_actions_are_problems(text, problem):
+    call = parse_rearag_action(text)
+    assert call.invalid and problem in call.problem
+
+
+# ---------------------------------------------------------------- the graph
+
+
+def test_search_then_finish_with_the_engine_answer_as_observation():
+    replies = iter([search(1, "Who is the author of Hannibal and Scipio?"), finish(2, "Thomas Nabbes was educated at Exeter College, Oxford.")])
+    ctx, retriever, models = setup(lambda m: next(replies))
+    result = run_question("rearag", "Where was the author of Hannibal and Scipio educated?", ctx)
+    assert retriever.queries == ["Who is the author of Hannibal and Scipio?"]
+    assert result["trajectory"][0]["observation"] == "Thomas Nabbes"  # the engine's answer, not the passages
+    engine_prompt = models["answerer"].prompts[0]
+    assert engine_prompt.startswith("If the Question is comparison type") and "Passage 2 about" in engine_prompt
+    assert "Passage 3" not in engine_prompt  # top-3 passages in the paper preset
+    # The reasoner's chat: the official system prompt, the bare question, its turn, the observation.
+    assert models["reasoner"].prompts[1].startswith("Your task is to solve a question answering task.")
+    assert "Observation 1: Thomas Nabbes" in models["reasoner"].prompts[1]
+    # Concise answer by the answer model, with the official prompt.
+    assert result["answer"] == "Exeter College" and result["finished_by"] == "finish"
+    assert "[Reference answer]\nThomas Nabbes was educated at Exeter College, Oxford." in models["generator"].prompts[0]
+    assert set(result["usage"]) == {"reasoner", "answerer", "generator"}
+
+
+def test_an_invalid_action_is_regenerated_and_counted():
+    replies = iter(["I think I should search.", search(1, "author"), finish(2, "X")])
+    ctx, retriever, _ = setup(lambda m: next(replies))
+    result = run_question("rearag", "Q?", ctx)
+    assert result["finished_by"] == "finish" and retriever.queries == ["author"]
+    assert result["invalid_outputs"] == 1 and result["parsed_outputs"] == 3
+    assert len(result["trajectory"]) == 2  # the invalid turn was rolled back, not kept in the chain
+
+
+def test_too_many_invalid_actions_give_no_answer():
+    ctx, retriever, _ = setup(lambda m: "no action here", rearag_invalid_retries=3)
+    result = run_question("rearag", "Q?", ctx)
+    assert result["answer"] == "" and result["finished_by"] == "invalid" and result["invalid_outputs"] == 4
+
+
+def test_the_step_bound_forces_an_answer():
+    def reasoner(messages):
+        last = str(messages[-1].content)
+        if last.startswith("You have reached the maximum number of steps"):
+            return finish(4, "Forced")
+        return search(len([m for m in messages if m.type == "ai"]) + 1, "again")
+
+    ctx, _, models = setup(reasoner, max_steps=3)
+    result = run_question("rearag", "Q?", ctx)
+    assert result["finished_by"] == "cap" and result["steps"] == 3
+    assert "[Reference answer]\nForced" in models["generator"].prompts[0]
+
+
+def test_small_preset_tells_a_retry_what_was_wrong():
+    seen = []
+
+    def reasoner(messages):
+        seen.append(str(messages[-1].content))
+        return "no action" if len(seen) == 1 else finish(1, "X")
+
+    ctx, _, _ = setup(reasoner, preset="small")
+    run_question("rearag", "Q?", ctx)
+    assert seen[1].startswith("Your last output had no valid action (no 'Action N:')")
+
+
+# ---------------------------------------------------------------- data construction
+
+
+def write_train(tmp_path):
+    data = tmp_path / "train.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in [
+        {"id": "good", "question": "Where was the author educated?", "answers": ["Exeter College"]},
+        {"id": "wrong", "question": "Who won?", "answers": ["Alice"]},
+        {"id": "nofinish", "question": "Loop?", "answers": ["x"]},
+    ]))
+    return f"jsonl:{data}"
+
+
+def data_reasoner(messages):
+    question = str(messages[1].content)
+    turns = sum(1 for m in messages if m.type == "ai")
+    if "Where was the author" in question:
+        return search(1, "Who is the author?") if turns == 0 else finish(2, "Exeter College, Oxford")
+    if "Who won" in question:
+        return finish(1, "Bob")
+    return search(turns + 1, "more")
+
+
+def test_build_data_keeps_only_well_formed_chains_with_f1_above_zero_and_resumes(tmp_path, monkeypatch):
+    import hoprag.rearag_data as data
+
+    monkeypatch.setattr(data, "MAX_STEPS", 4)
+    from hoprag.rearag_data import build_data, rejected_path, summary_path
+
+    ctx, _, models = setup(data_reasoner)
+    out = tmp_path / "chains.jsonl"
+    summary = build_data(write_train(tmp_path), out, ctx.resolved("rearag"), progress=False)
+    assert (summary["questions"], summary["kept"], summary["f1_zero"], summary["no_finish"]) == (3, 1, 1, 1)
+    kept = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [k["id"] for k in kept] == ["good"] and kept[0]["f1"] > 0
+    roles = [(m["role"], m["train"]) for m in kept[0]["messages"]]
+    assert roles == [("system", False), ("user", False), ("assistant", True), ("user", False), ("assistant", True)]
+    assert kept[0]["messages"][1]["content"].endswith("Reasoning process with function call:")
+    assert kept[0]["messages"][3]["content"] == "Observation 1: Thomas Nabbes"
+    assert {json.loads(line)["id"] for line in rejected_path(out).read_text().splitlines()} == {"wrong", "nofinish"}
+    assert json.loads(summary_path(out).read_text())["kept"] == 1
+    calls = len(models["reasoner"].prompts)
+    again = build_data(write_train(tmp_path), out, ctx.resolved("rearag"), progress=False)  # resumes: nothing to do
+    assert len(models["reasoner"].prompts) == calls and again["kept"] == 1
+
+
+# ---------------------------------------------------------------- fine-tuning data and masks
+
+
+class TinyTokenizer:
+    """One token per character, with a visible chat template."""
+
+    def apply_chat_template(self, conversation, tokenize=False, **kwargs):
+        return "".join(f"<{m['role']}>{m['content']}\n" for m in conversation)
+
+    def encode(self, text, add_special_tokens=False):
+        return [ord(c) for c in text]
+
+
+def test_masks_keep_only_the_thought_action_turns(tmp_path):
+    chains = tmp_path / "chains.jsonl"
+    messages = [{"role": "system", "content": "S", "train": False}, {"role": "user", "content": "Q", "train": False},
+                {"role": "assistant", "content": "T1", "train": True}, {"role": "user", "content": "O1", "train": False},
+                {"role": "assistant", "content": "T2", "train": True}]
+    chains.write_text(json.dumps({"id": "a", "kept": True, "messages": messages}) + "\n")
+    conversations = load_conversations(chains)
+    row = tokenize_conversation(TinyTokenizer(), conversations[0])
+    text = "".join(chr(i) for i in row["input_ids"])
+    assert text == "<system>S\n<user>Q\n<assistant>T1\n<user>O1\n<assistant>T2\n"
+    trained = "".join(chr(i) for i, label in zip(row["input_ids"], row["labels"], strict=True) if label != IGNORE)
+    assert trained == "<assistant>T1\n<assistant>T2\n"
+    assert len(row["labels"]) == len(row["input_ids"]) == len(row["attention_mask"])
+
+
+def test_malformed_chains_are_named(tmp_path):
+    chains = tmp_path / "chains.jsonl"
+    chains.write_text('{"id": "a", "messages": [{"role": "user", "content": "x"}]}\n')
+    with pytest.raises(ValueError, match="chains.jsonl:1: every turn needs role, content and train"):
+        load_conversations(chains)
