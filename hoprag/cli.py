@@ -23,12 +23,15 @@ app.add_typer(index_app, name="index")
 app.add_typer(models_app, name="models")
 rearag_app = typer.Typer(no_args_is_help=True, help="ReaRAG's reasoning-chain data construction.")
 app.add_typer(rearag_app, name="rearag")
+furepa_app = typer.Typer(no_args_is_help=True, help="FuRePA's trained query scorer.")
+app.add_typer(furepa_app, name="furepa")
 console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the terminal width
 out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
-METHODS_HELP = "renact | renact-iterative | react | react-bm25 | resp | rag | cot | rearag | ircot | ircot-notes | flare | flare-notes"
+METHODS_HELP = ("renact | renact-iterative | react | react-bm25 | resp | rag | cot | rearag | furepa | furepa-no-pa | "
+                "ircot | ircot-notes | flare | flare-notes")
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
 RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages)")
 K_OPTION = typer.Option(None, help="Documents per search (preset: 5).")
@@ -114,6 +117,7 @@ def ask(
     summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
     generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
     answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
+    furepa_scorer: str = typer.Option(None, help="FuRePA: folder of a scorer from `hoprag furepa train-scorer`."),
     preset: str = PRESET_OPTION,
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
@@ -133,7 +137,7 @@ def ask(
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
-                       seed=seed)
+                       seed=seed, furepa_scorer=furepa_scorer)
     if retriever != "wikipedia":  # the live API needs no local index
         ensure_index(index)
     if not as_json:
@@ -247,6 +251,7 @@ def eval_cmd(
     summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
     generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
     answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
+    furepa_scorer: str = typer.Option(None, help="FuRePA: folder of a scorer from `hoprag furepa train-scorer`."),
     index: str = typer.Option("auto", help="Index name, or auto: the closed corpus of the dataset file."),
     retriever: str = RETRIEVER_OPTION,
     k: int = K_OPTION,
@@ -272,7 +277,7 @@ def eval_cmd(
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
-                       temperature=temperature, seed=seed)
+                       temperature=temperature, seed=seed, furepa_scorer=furepa_scorer)
     if retriever == "wikipedia":  # the live API needs no local index
         index_name = "wikipedia"
     elif index == "auto":
@@ -314,6 +319,34 @@ def rearag_build_data(
     out.print(" | ".join(f"{k} {summary[k]}" for k in ("questions", "kept", "kept_rate", "invalid", "f1_zero",
                                                         "no_finish", "average_steps", "seconds_per_question")))
     console.print(f"wrote {out_file}, {rejected_path(out_file)} and {summary_path(out_file)}")
+
+
+@furepa_app.command("train-scorer")
+def furepa_train_scorer(
+    dataset: str = typer.Option(..., help="KIND:PATH of a train set with gold paragraphs, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_train_100.json"),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the sampled queries, the scorer and report.json."),
+    llm: str = LLM_OPTION,
+    limit: int = typer.Option(None, help="The first N questions."),
+    iterations: int = typer.Option(2, help="Planning iterations sampled per question (queries of the first and later steps)."),
+    epochs: int = typer.Option(2, help="Training epochs."),
+    base: str = typer.Option(None, help="Encoder to start from (default: the packaged all-MiniLM-L6-v2; roberta-large on a GPU)."),
+    device: str = typer.Option("cpu", help="cpu, or cuda with a GPU."),
+    preset: str = PRESET_OPTION,
+) -> None:
+    """Sample queries the way FuRePA plans, label them (positives up to the first gold document, target 1/g),
+    train the cross-encoder scorer and report its held-out correlation with 1/g. A rerun resumes sampling."""
+    from hoprag.furepa_scorer import labelled_examples, sample_queries, train_scorer
+
+    if epochs < 1 or iterations < 1:
+        raise HopragError("--epochs and --iterations must be at least 1")
+    ctx = make_context(retriever="auto", k=None, llm=llm, preset=preset).resolved("furepa")
+    rows = sample_queries(dataset, out_dir, ctx, limit=limit, iterations=iterations)
+    examples = labelled_examples(dataset, rows, limit=limit)
+    if len(examples) < 2:
+        raise HopragError(f"only {len(examples)} labelled queries were sampled; use more questions (--limit)")
+    report = train_scorer(examples, out_dir, base=base, epochs=epochs, device=device)
+    out.print(" | ".join(f"{k} {v}" for k, v in report.items() if k != "base"))
+    console.print(f"scorer saved in {out_dir}; use it with furepa_scorer={out_dir} in the context, or --furepa-scorer")
 
 
 @app.command()

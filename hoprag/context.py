@@ -67,7 +67,7 @@ class Context:
         "NotesWriting: one independent note per document in parallel, or iterative notes that each see "
         "the notes written before them (ReNAct).",
     )
-    max_iterations: int | None = _describe(None, "ReSP iteration cap (the paper uses 3).")
+    max_iterations: int | None = _describe(None, "Iteration cap of ReSP (its paper: 3) and FuRePA (its paper: T = 6).")
     max_sentences: int | None = _describe(
         None, "IRCoT / FLARE: reasoning sentences (steps) before the answer is asked for (IRCoT's 10)."
     )
@@ -93,6 +93,18 @@ class Context:
     )
     rearag_invalid_feedback: bool | None = _describe(
         None, "small: a regenerated ReaRAG step sees why the last output was invalid (paper: a silent resample)."
+    )
+    furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
+    furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
+    furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")
+    furepa_theta: float | None = _describe(None, "FuRePA: share of answer plans that ends the loop (0.6).")
+    furepa_eps: float | None = _describe(None, "FuRePA: DBSCAN eps over bag-of-words query vectors (2).")
+    furepa_max_raises: int | None = _describe(None, "FuRePA: temperature raises per iteration before the answer is forced (2).")
+    furepa_plan_assessor: bool | None = _describe(
+        None, "FuRePA: the plan assessor (vote, query filter, scorer); off is the paper's 'w/o PA' ablation (one sample)."
+    )
+    furepa_scorer: str | None = _describe(
+        None, "FuRePA: folder of a query scorer trained by `hoprag furepa train-scorer`; empty: the training-free stand-in."
     )
     closed_step_tags: bool | None = _describe(
         None, "IRCoT / FLARE: close the two unclosed <s> tags of the paper's few-shot examples (small)."

@@ -52,6 +52,8 @@ _COT_SETTINGS = {"max_sentences": 10, "max_paragraphs": 15, "paragraph_words": 3
                  "flare_theta": 0.8, "flare_beta": 0.4}
 _REACT_FAMILY_PAPER = {"temperature": 0.7, "max_steps": 25, "k": 5}  # NotesWriting §4.2, ReNAct Alg. 1
 _COT_PAPER = {"temperature": 0.7, "k": 5}
+_FUREPA = {"furepa_n": 5, "furepa_theta": 0.6, "furepa_eps": 2.0, "furepa_max_raises": 2, "furepa_plan_assessor": True,
+           "max_iterations": 6}
 _PAPER: dict[str, dict[str, Any]] = {
     "renact": _REACT_FAMILY_PAPER,
     "react": _REACT_FAMILY_PAPER,
@@ -68,6 +70,10 @@ _PAPER: dict[str, dict[str, Any]] = {
     # top-3 passages, 20 invalid-step retries, the RAG-engine prompt of its released training data.
     "rearag": {"temperature": 1.0, "max_tokens": 1024, "max_steps": 15, "k": 3, "rearag_engine_prompt": "comparison",
                "rearag_invalid_retries": 20},
+    # FuRePA §4.1: n = 5, theta = 0.6, DBSCAN eps 2, T = 6. The paper lists tp0 0.2/1.0 and dtp 0.8/0.5 without
+    # saying which goes where; `paper` takes 1.0/0.5 (five candidates at 0.2 are near copies, which leaves the
+    # vote and the filter nothing to decide), `small` the other pair, 0.2/0.8 (small models garble at 1.0+).
+    "furepa": _FUREPA | {"furepa_tp0": 1.0, "furepa_dtp": 0.5},
     "ircot": _COT_PAPER,
     "ircot-notes": _COT_PAPER,
     "flare": _COT_PAPER,
@@ -76,6 +82,7 @@ _PAPER: dict[str, dict[str, Any]] = {
 # `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
 _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
 _SMALL: dict[str, dict[str, Any]] = {
+    "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8},
     "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 20},
 }
 
@@ -86,7 +93,7 @@ PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
 }
 
 # Method names that share another method's preset (the name only picks an option such as notes_mode).
-PRESET_METHOD = {"renact-iterative": "renact"}
+PRESET_METHOD = {"renact-iterative": "renact", "furepa-no-pa": "furepa"}
 
 
 def preset_options(preset: str, method: str | None) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class _OpenAIStub(BaseHTTPRequestHandler):
                        else "Thought 1: Search.\nAction 1: {'function': 'search', 'parameters': {'query': 'Counterparts band'}}")
         elif prompt.startswith(("If the Question is comparison type", "The Reference Answer is")):  # ReaRAG's answer model
             content = "Rush"
+        elif prompt.startswith("You are given problems requiring multi-step searching"):  # FuRePA
+            content = "[Search] Counterparts album band" if body["messages"][-1]["content"].startswith("To solve") else "[Analysis] It is Rush.\n[Answer] Rush"
         elif prompt.startswith("Task: Given a question"):  # IRCoT / FLARE
             content = "<s>Counterparts is an album by Rush.</s> <answer>Rush</answer>"
         else:

@@ -67,14 +67,14 @@ def test_served_graphs_answer_through_the_sdk(served):
 
     client = get_sync_client(url=served)
     assistants = {a["graph_id"]: a for a in client.assistants.search(limit=100)}
-    assert {"renact", "react", "react-bm25", "resp", "rag", "cot", "rearag", "ircot", "ircot-notes", "flare", "flare-notes"} <= set(assistants)
+    assert {"renact", "react", "react-bm25", "resp", "rag", "cot", "rearag", "furepa", "ircot", "ircot-notes", "flare", "flare-notes"} <= set(assistants)
     schemas = client.assistants.get_schemas(assistants["renact"]["assistant_id"])
     context_fields = schemas["context_schema"]["properties"]
     assert "description" in context_fields["notes_llm"] and "description" in context_fields["k"]
     context = {"llm": "openai:stub", "index": "served", "retriever": "bm25", "max_steps": 4}
     result = client.runs.wait(None, "renact", input={"question": "Which band?"}, context=context)
     assert result["answer"] == "Rush"
-    for method in ("rearag", "ircot", "ircot-notes", "flare", "flare-notes"):  # FLARE's logprobs come through the stub
+    for method in ("rearag", "furepa", "ircot", "ircot-notes", "flare", "flare-notes"):  # FLARE's logprobs come through the stub
         result = client.runs.wait(None, method, input={"question": "Which band?"}, context=context)
         assert result["answer"] == "Rush", method
     def streamed_nodes(run_context):

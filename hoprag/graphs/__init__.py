@@ -16,6 +16,8 @@ METHODS = {
     "rag": ("hoprag.graphs.rag", {}),
     "cot": ("hoprag.graphs.cot", {}),
     "rearag": ("hoprag.graphs.rearag", {}),
+    "furepa": ("hoprag.graphs.furepa", {}),
+    "furepa-no-pa": ("hoprag.graphs.furepa", {"furepa_plan_assessor": False}),  # the paper's "w/o PA" ablation
     "ircot": ("hoprag.graphs.ircot", {}),
     "ircot-notes": ("hoprag.graphs.ircot_notes", {}),
     "flare": ("hoprag.graphs.flare", {}),
@@ -55,7 +57,7 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
 
 
 # The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
-DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot", "rearag", "ircot", "ircot-notes", "flare", "flare-notes")
+DIAGRAMS = ("renact", "react", "react-bm25", "resp", "rag", "cot", "rearag", "furepa", "ircot", "ircot-notes", "flare", "flare-notes")
 
 
 def mermaid(name: str) -> str:

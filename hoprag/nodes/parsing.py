@@ -241,3 +241,32 @@ def parse_rearag_action(text: str) -> FunctionCall:
     if value is None or not str(value).strip():
         return FunctionCall(thought, "invalid", number=number, problem=f"{function} needs parameters.{key}")
     return FunctionCall(thought, function, " ".join(str(value).split()), number=number)
+
+
+@dataclass
+class Plan:
+    """A FuRePA planning: `[Analysis] r` then `[Search] q` or `[Answer] a`."""
+
+    kind: str  # search | answer | invalid
+    value: str = ""  # the query or the answer
+    analysis: str = ""
+    problem: str = ""
+
+
+_PLAN_TAG = re.compile(r"\[\s*(analysis|search|answer)\s*\]\s*:?", re.IGNORECASE)
+
+
+def parse_furepa_plan(text: str) -> Plan:
+    """The first [Search] or [Answer] of a reply, with the [Analysis] before it. Never raises."""
+    text = text if isinstance(text, str) else str(text)
+    tags = list(_PLAN_TAG.finditer(text))
+    analysis = ""
+    for index, tag in enumerate(tags):
+        end = tags[index + 1].start() if index + 1 < len(tags) else len(text)
+        body = " ".join(text[tag.end():end].split())
+        kind = tag.group(1).lower()
+        if kind == "analysis":
+            analysis = body
+        elif body:
+            return Plan(kind, body.splitlines()[0] if "\n" in body else body, analysis)
+    return Plan("invalid", analysis=analysis, problem="no [Search] or [Answer] line")

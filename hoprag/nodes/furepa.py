@@ -1,0 +1,248 @@
+"""FuRePA: furthest reasoning with plan assessment (the paper is the only source; every choice where it is
+ambiguous is an option or documented in BENCHMARKS.md).
+
+- Furthest reasoning: at iteration t the LLM sees only the evidence E_t and the question (earlier
+  reasoning and queries are masked); n candidate plans are sampled at temperature tp0 + raises * dtp.
+- Plan assessor: the vote (finish when t > 0 and the share of answer plans >= theta, with the majority
+  answer), the query filter (DBSCAN, eps 2, over bag-of-words vectors; clusters holding an executed query
+  are dropped; one representative per cluster; nothing left -> raise the temperature and plan again), and
+  the query scorer (a trained cross-encoder, or a training-free stand-in) that picks the query to run.
+- Retrieval adds the single top-ranked document not already in E_t; at most T iterations, then the
+  answer is forced."""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections import Counter
+from typing import Annotated, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.graph import END
+from typing_extensions import TypedDict
+
+from hoprag.context import Context, context_of
+from hoprag.eval.metrics import normalize_answer
+from hoprag.llm import call_llm
+from hoprag.nodes.parsing import Plan, normalize_query, parse_furepa_plan
+from hoprag.nodes.retrieve import search
+from hoprag.prompts.furepa import (
+    FIRST_EXAMPLES,
+    FIRST_SYSTEM,
+    FIRST_USER,
+    FORCE_ANSWER,
+    LATTER_EXAMPLES,
+    LATTER_SYSTEM,
+    LATTER_USER,
+)
+
+PLAN_TOKENS = 160
+SCORER_DEPTH = 10  # documents a candidate query is scored against
+
+
+class FuRePAState(TypedDict, total=False):
+    question: str
+    evidence: list[dict[str, Any]]  # E_t
+    executed: list[str]  # queries run so far (masked from the LLM, used by the filter)
+    iteration: int
+    raises: int  # temperature raises in this iteration
+    candidates: list[dict[str, Any]]
+    best: dict[str, Any]  # the assessor's decision
+    trajectory: Annotated[list[dict[str, Any]], operator.add]
+    calls: Annotated[list[dict[str, Any]], operator.add]
+    answer: str
+    finished_by: str
+
+
+def evidence_text(evidence: list[dict[str, Any]]) -> str:
+    return " ".join(f"{d['title']}: {d['text']}" for d in evidence)
+
+
+def plan_messages(question: str, evidence: list[dict[str, Any]], first: bool, force: bool = False) -> list[BaseMessage]:
+    """Masked prompts: the first iteration asks for a query; later ones see E_t and the question only."""
+    if first:
+        messages: list[BaseMessage] = [SystemMessage(FIRST_SYSTEM)]
+        for example, reply in FIRST_EXAMPLES:
+            messages += [HumanMessage(FIRST_USER.format(question=example)), AIMessage(reply)]
+        return [*messages, HumanMessage(FIRST_USER.format(question=question))]
+    messages = [SystemMessage(LATTER_SYSTEM)]
+    for context, example, reply in LATTER_EXAMPLES:
+        messages += [HumanMessage(LATTER_USER.format(context=context, question=example)), AIMessage(reply)]
+    user = LATTER_USER.format(context=evidence_text(evidence), question=question)
+    return [*messages, HumanMessage(user + (FORCE_ANSWER if force else ""))]
+
+
+def temperature(ctx: Context, raises: int) -> float:
+    return min(2.0, (ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0) + raises * (ctx.furepa_dtp or 0.5))
+
+
+def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
+    """n candidate plans (n calls with their own seeds: the backends here return one choice a call)."""
+    ctx = context_of(runtime)
+    t, raises = state.get("iteration", 0), state.get("raises", 0)
+    messages = plan_messages(state["question"], state.get("evidence") or [], first=t == 0)
+    n = (ctx.furepa_n or 5) if ctx.furepa_plan_assessor else 1
+    candidates, calls = [], []
+    for i in range(n):
+        options = ctx.with_options(temperature=temperature(ctx, raises), seed=(ctx.seed or 0) + 1000 * t + 100 * raises + i)
+        text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"])
+        parsed = parse_furepa_plan(text)
+        if t == 0 and parsed.kind == "answer":  # the first iteration can only search (no evidence yet)
+            parsed = Plan("invalid", analysis=parsed.analysis, problem="an answer at the first iteration")
+        candidates.append({"kind": parsed.kind, "value": parsed.value, "analysis": parsed.analysis, "problem": parsed.problem})
+        calls.append(record.parsed(parsed.kind == "invalid", parsed.problem))
+    return {"candidates": candidates, "calls": calls}
+
+
+def bag_of_words(queries: list[str]) -> list[list[float]]:
+    vocabulary = sorted({w for q in queries for w in normalize_query(q).split()})
+    index = {w: i for i, w in enumerate(vocabulary)}
+    vectors = []
+    for query in queries:
+        vector = [0.0] * len(vocabulary)
+        for word in normalize_query(query).split():
+            vector[index[word]] += 1.0
+        vectors.append(vector)
+    return vectors
+
+
+def dbscan(vectors: list[list[float]], eps: float) -> list[int]:
+    """Cluster labels of DBSCAN with min_samples 1 (every point is a core point): clusters are the
+    components of the eps-neighbourhood graph (Euclidean distance)."""
+    labels = [-1] * len(vectors)
+    cluster = 0
+    for start in range(len(vectors)):
+        if labels[start] != -1:
+            continue
+        labels[start], frontier = cluster, [start]
+        while frontier:
+            point = frontier.pop()
+            for other in range(len(vectors)):
+                if labels[other] == -1 and math.dist(vectors[point], vectors[other]) <= eps:
+                    labels[other] = cluster
+                    frontier.append(other)
+        cluster += 1
+    return labels
+
+
+def filter_queries(queries: list[str], executed: list[str], eps: float) -> list[str]:
+    """The query filter: cluster the candidate and executed queries together, drop the clusters that
+    hold an executed query, and keep the member nearest each remaining cluster's centre."""
+    if not queries:
+        return []
+    pool = [*queries, *executed]
+    vectors = bag_of_words(pool)
+    labels = dbscan(vectors, eps)
+    stale = {labels[len(queries) + i] for i in range(len(executed))}
+    kept = []
+    for label in sorted(set(labels[: len(queries)]) - stale):
+        members = [i for i in range(len(queries)) if labels[i] == label]
+        centre = [sum(vectors[i][d] for i in members) / len(members) for d in range(len(vectors[0]))]
+        kept.append(queries[min(members, key=lambda i: math.dist(vectors[i], centre))])
+    return kept
+
+
+def majority_answer(answers: list[str]) -> str:
+    """The most frequent answer (by normalized form); the first such plan's text."""
+    counts = Counter(normalize_answer(a) for a in answers)
+    top = max(counts.values())
+    return next(a for a in answers if counts[normalize_answer(a)] == top)
+
+
+def score_query(ctx: Context, query: str) -> float:
+    documents = search(ctx, query, k=SCORER_DEPTH)
+    if ctx.furepa_scorer:
+        from hoprag.furepa_scorer import load_scorer
+
+        return load_scorer(ctx.furepa_scorer).score(query, [f"{d.title}: {d.text}" for d in documents])
+    from hoprag.furepa_scorer import RetrievalScorer
+
+    return RetrievalScorer().score_ranked([d.score or 0.0 for d in documents])
+
+
+def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
+    """The plan assessor: planning decision (vote), query filter (DBSCAN), query scorer."""
+    ctx = context_of(runtime)
+    t, candidates = state.get("iteration", 0), state.get("candidates") or []
+    answers = [c["value"] for c in candidates if c["kind"] == "answer"]
+    queries = [c["value"] for c in candidates if c["kind"] == "search"]
+    analysis = next((c["analysis"] for c in candidates if c["analysis"]), "")
+    if not ctx.furepa_plan_assessor:  # w/o PA: the one sample decides
+        only = candidates[0]
+        if only["kind"] == "answer":
+            return {"best": {"decision": "answer", "value": only["value"], "analysis": only["analysis"]}}
+        query = only["value"] if only["kind"] == "search" else state["question"]
+        return {"best": {"decision": "search", "value": query, "analysis": only["analysis"]}}
+    if t > 0 and candidates and len(answers) / len(candidates) >= (ctx.furepa_theta or 0.6):
+        return {"best": {"decision": "answer", "value": majority_answer(answers), "analysis": analysis,
+                         "votes": f"{len(answers)}/{len(candidates)}"}}
+    kept = filter_queries(queries, state.get("executed") or [], ctx.furepa_eps or 2.0)
+    if not kept:
+        if state.get("raises", 0) < (ctx.furepa_max_raises or 2):
+            return {"best": {"decision": "raise", "filtered_out": queries}, "raises": state.get("raises", 0) + 1}
+        return {"best": {"decision": "force", "filtered_out": queries}}
+    scores = {q: score_query(ctx, q) for q in kept} if len(kept) > 1 else {kept[0]: None}
+    best = max(kept, key=lambda q: scores[q] or 0.0)
+    return {"best": {"decision": "search", "value": best, "analysis": analysis, "scores": scores,
+                     "filtered_out": [q for q in queries if q not in kept]}}
+
+
+def route_after_assess(state: FuRePAState, runtime: Any = None) -> str:
+    decision = state["best"]["decision"]
+    return {"answer": "answer", "raise": "plan", "force": "force_answer"}.get(decision, "retrieve")
+
+
+def _step(state: FuRePAState, ctx: Context, **fields: Any) -> dict[str, Any]:
+    best = state["best"]
+    return {"kind": "search" if best["decision"] == "search" else "answer", "thought": best.get("analysis", ""),
+            "iteration": state.get("iteration", 0), "temperature": temperature(ctx, state.get("raises", 0)),
+            "candidates": [f"{c['kind']}: {c['value'] or c['problem']}" for c in state.get("candidates") or []],
+            **{k: best[k] for k in ("votes", "scores", "filtered_out") if best.get(k)}, **fields}
+
+
+def retrieve(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
+    """E_{t+1} = E_t plus the top-ranked document for the query that E_t does not hold yet."""
+    ctx = context_of(runtime)
+    query = state["best"]["value"]
+    evidence = list(state.get("evidence") or [])
+    held = {d["id"] for d in evidence}
+    found = search(ctx, query, k=len(evidence) + 1)
+    new = next((d.to_dict() for d in found if d.id not in held), None)
+    if new:
+        evidence.append(new)
+    step = _step(state, ctx, action=f"search[{query}]", query=query,
+                 retrieved_ids=[new["id"]] if new else [], retrieved_titles=[new["title"]] if new else [],
+                 observation=f"{new['title']}: {new['text']}" if new else "No new document.")
+    return {"evidence": evidence, "executed": [*(state.get("executed") or []), query], "iteration": state.get("iteration", 0) + 1,
+            "raises": 0, "trajectory": [step]}
+
+
+def route_after_retrieve(state: FuRePAState, runtime: Any = None) -> str:
+    ctx = context_of(runtime)
+    return "force_answer" if state.get("iteration", 0) >= (ctx.max_iterations or 6) else "plan"
+
+
+def answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    step = _step(state, ctx, action=f"answer[{state['best']['value']}]")
+    return {"answer": state["best"]["value"], "finished_by": "vote", "trajectory": [step]}
+
+
+def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
+    """No decision within T iterations (or nothing left to search): the answer is forced from E_t."""
+    ctx = context_of(runtime)
+    messages = plan_messages(state["question"], state.get("evidence") or [], first=False, force=True)
+    options = ctx.with_options(temperature=ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0)
+    text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"])
+    parsed = parse_furepa_plan(text)
+    answers = [c["value"] for c in state.get("candidates") or [] if c["kind"] == "answer"]
+    value = parsed.value if parsed.kind == "answer" else (majority_answer(answers) if answers else
+                                                           re.sub(r"\[\w+\]", "", text).strip().split("\n")[-1])
+    step = {"kind": "answer", "thought": parsed.analysis, "action": f"answer[{value}]", "forced": True}
+    return {"answer": value, "finished_by": "cap", "trajectory": [step],
+            "calls": [record.parsed(parsed.kind != "answer", parsed.problem or ("" if parsed.kind == "answer" else "no [Answer]"))]}
+
+
+def route_after_answer(state: FuRePAState, runtime: Any = None) -> str:
+    return "concise_answer" if context_of(runtime).concise_answer else END
