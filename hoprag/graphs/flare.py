@@ -9,13 +9,12 @@ from langgraph.graph import END, START, StateGraph
 from hoprag.context import Context
 from hoprag.graphs import compile_method
 from hoprag.graphs.ircot import add_notes
-from hoprag.nodes.cot import CoTState
+from hoprag.nodes.cot import CoTState, make_final_answer
 from hoprag.nodes.flare import (
     accept,
     flare_retrieve,
     gate,
     make_draft,
-    make_final_answer,
     make_regenerate,
     route_after_context,
     route_after_sentence,

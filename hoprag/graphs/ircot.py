@@ -8,9 +8,9 @@ from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
 from hoprag.graphs import compile_method
-from hoprag.nodes.cot import CoTState, collect_notes, read_answer
+from hoprag.nodes.cot import CoTState, collect_notes, make_final_answer, read_answer
 from hoprag.nodes.generate import concise_answer
-from hoprag.nodes.ircot import ircot_retrieve, make_answer_at_cap, make_ircot_reason, route_after_ircot_reason
+from hoprag.nodes.ircot import ircot_retrieve, make_ircot_reason, route_after_ircot_reason
 from hoprag.nodes.write_notes import fan_out_notes, write_note, write_notes_iterative
 from hoprag.state import InputState, OutputState
 
@@ -32,7 +32,7 @@ def build_ircot(with_notes: bool) -> StateGraph:
     builder = StateGraph(CoTState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("retrieve", ircot_retrieve)
     builder.add_node("reason", make_ircot_reason(with_notes))
-    builder.add_node("final_answer", make_answer_at_cap(with_notes))
+    builder.add_node("final_answer", make_final_answer(with_notes))
     builder.add_node("read", read_answer)
     builder.add_node("concise_answer", concise_answer, input_schema=CoTState)
     builder.add_edge(START, "retrieve")

@@ -134,6 +134,14 @@ def answer_at_cap(state: CoTState, ctx: Context, with_notes: bool) -> dict[str, 
                                                                             "no <answer> at the cap")]}
 
 
+def make_final_answer(with_notes: bool):
+    """The node that answers at the sentence cap (IRCoT and FLARE)."""
+    def final_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
+        return answer_at_cap(state, context_of(runtime), with_notes)
+
+    return final_answer
+
+
 def read_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     """IRCoT's reader (IRCoT QA): a separate generator call over the collected paragraphs or notes; the
     chain of thought is not passed to it."""

@@ -15,7 +15,7 @@ from langgraph.graph import END
 
 from hoprag.context import context_of
 from hoprag.llm import token_probabilities
-from hoprag.nodes.cot import CoTState, answer_at_cap, close_cot_step, generate_step
+from hoprag.nodes.cot import CoTState, close_cot_step, generate_step
 from hoprag.nodes.retrieve import search
 
 _MARKUP = re.compile(r"</?s>|</?answer>", re.IGNORECASE)
@@ -108,9 +108,3 @@ def route_after_sentence(state: CoTState, runtime: Any = None) -> str:
         return "final_answer"
     return "draft"
 
-
-def make_final_answer(with_notes: bool):
-    def final_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
-        return answer_at_cap(state, context_of(runtime), with_notes)
-
-    return final_answer

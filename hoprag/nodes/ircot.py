@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.graph import END
 
 from hoprag.context import context_of
-from hoprag.nodes.cot import CoTState, answer_at_cap, close_cot_step, generate_step
+from hoprag.nodes.cot import CoTState, close_cot_step, generate_step
 from hoprag.nodes.retrieve import search
 
 
@@ -44,13 +44,6 @@ def make_ircot_reason(with_notes: bool):
         return update
 
     return ircot_reason
-
-
-def make_answer_at_cap(with_notes: bool):
-    def final_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
-        return answer_at_cap(state, context_of(runtime), with_notes)
-
-    return final_answer
 
 
 def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
