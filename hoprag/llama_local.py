@@ -36,6 +36,7 @@ class ChatLlamaCpp(BaseChatModel):
     client: Any = None
     model_path: str = ""
     seed: int | None = 0
+    logits_all: bool = False  # loaded with logits for every token: it can report log-probabilities
 
     model_config = {"arbitrary_types_allowed": True}
 
@@ -60,7 +61,7 @@ class ChatLlamaCpp(BaseChatModel):
             )
         except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
             raise HopragError(f"llama.cpp could not load {path.name}: {error}") from error
-        return cls(client=client, model_path=str(path), seed=seed)
+        return cls(client=client, model_path=str(path), seed=seed, logits_all=logits_all)
 
     @property
     def _llm_type(self) -> str:
@@ -72,7 +73,7 @@ class ChatLlamaCpp(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
         want_logprobs = bool(kwargs.pop("logprobs", False))
-        if want_logprobs and not self.client.context_params.logits_all:
+        if want_logprobs and not self.logits_all:
             raise HopragError("this llama.cpp instance was loaded without logits_all; ask hoprag.llm.chat_model for "
                               "one with logprobs=True")
         with _COMPUTE_LOCK:

@@ -259,6 +259,10 @@ def call_llm(
     logprobs: bool = False,
 ) -> tuple[str, LLMCall, AIMessage]:
     """Run one LLM call for a role. Returns (text, usage record, raw message)."""
+    if ctx.temperature is None or ctx.max_tokens is None:  # a Context used outside a graph: apply its preset
+        from hoprag.context import graph_method
+
+        ctx = ctx.resolved(graph_method())
     spec = resolve_spec(role, ctx)
     model = chat_model(spec, role, ctx, logprobs=logprobs)
     messages = _as_messages(prompt, system)
@@ -267,6 +271,8 @@ def call_llm(
         kwargs["stop"] = stop
     if logprobs:
         kwargs["logprobs"] = True
+        if spec.startswith(("local-server:", "openai:")):
+            kwargs["top_logprobs"] = 1  # llama_cpp.server returns logprobs only when top_logprobs is set
     if spec.startswith(("local", "openai")) and ctx.seed is not None:
         kwargs["seed"] = ctx.seed
     cache, key = None, ""
