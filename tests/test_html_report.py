@@ -121,3 +121,41 @@ def test_the_page_in_a_real_browser(tmp_path, browser):
     browser.find_element(By.ID, "only-disagree").click()
     assert len(visible_questions()) == 3
     browser.save_screenshot(str(tmp_path / "report.png"))
+
+
+def check_page(browser, page, runs: list[Path]) -> dict:
+    """What a person sees on any report page: every run in the table, the filter leaves exactly the
+    questions where the runs disagree, and a click on an answer opens its trajectory."""
+    from selenium.webdriver.common.by import By
+
+    from hoprag.eval.html_report import _records, is_correct
+
+    browser.get(page.as_uri())
+    names = [r.find_elements(By.TAG_NAME, "td")[0].text for r in browser.find_elements(By.CSS_SELECTOR, "#comparison tbody tr")]
+    assert names == [p.name for p in runs]
+    rows = browser.find_elements(By.CSS_SELECTOR, "tr.question")
+    by_run = [{r["id"]: r for r in _records(p)} for p in runs]
+    ids = list(dict.fromkeys(i for records in by_run for i in records))
+    disagree = sum(1 for i in ids if len({is_correct(records[i]) for records in by_run if i in records}) > 1)
+    assert len(rows) == len(ids) and all(r.is_displayed() for r in rows)
+    browser.find_element(By.ID, "only-disagree").click()
+    assert sum(r.is_displayed() for r in rows) == disagree
+    browser.find_element(By.ID, "only-disagree").click()
+    cell = rows[0].find_elements(By.CSS_SELECTOR, "td.answer")[0]
+    cell.click()
+    panel = browser.find_element(By.ID, cell.get_attribute("data-target"))
+    assert panel.is_displayed() and "Step 1" in panel.text
+    return {"runs": len(runs), "questions": len(ids), "disagree": disagree}
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("HOPRAG_REPORT_RUNS"),
+                    reason="set HOPRAG_REPORT_RUNS to run folders (space-separated) to check their report page")
+def test_the_page_of_recorded_runs(tmp_path, browser):
+    """The page of real runs, e.g. the benchmark runs behind BENCHMARKS.md."""
+    import os
+
+    from hoprag.eval.html_report import write_html
+
+    runs = [Path(p) for p in os.environ["HOPRAG_REPORT_RUNS"].split()]
+    page = write_html(runs, tmp_path / "report.html")
+    print(check_page(browser, page, runs))
