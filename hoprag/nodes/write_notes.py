@@ -46,7 +46,8 @@ def fan_out_notes(state: dict[str, Any], runtime: Any = None) -> list[Send] | st
     ctx = context_of(runtime)
     documents = state.get("documents") or []
     if not documents:
-        return "observe_notes"  # every graph with notes names the node after its writers so
+        # Every graph with notes calls the node after its writers `observe_notes`, so this edge is shared.
+        return "observe_notes"
     if ctx.notes_mode == "iterative":
         return "write_notes_iterative"
     previous = gathered_notes(state.get("trajectory", []))
