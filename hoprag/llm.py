@@ -185,7 +185,9 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
         )
     # A local model that must report token log-probabilities (FLARE) computes logits for every token,
     # which costs prompt speed: it is an instance (or server) of its own.
-    key = (spec, role if kind == "local" else "", ctx.seed, logprobs and kind != "openai")
+    # The seed is not part of the key: every call sends its own, so calls that vary the seed (sampled
+    # candidates, retries) share one instance instead of loading the model again.
+    key = (spec, role if kind == "local" else "", logprobs and kind != "openai")
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]

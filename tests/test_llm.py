@@ -88,3 +88,24 @@ def test_real_embedded_model_generates():
     text, record, _ = call_llm("reasoner", "What is the capital of France? One word.", Context(max_tokens=8))
     assert "paris" in text.lower()
     assert record.input_tokens > 10 and record.output_tokens >= 1
+
+
+def test_calls_with_different_seeds_share_one_model_instance(monkeypatch):
+    """Sampled candidates and retries vary the seed per call; each must not load the model again."""
+    from hoprag import llm
+
+    loaded = []
+
+    class Fake:
+        @classmethod
+        def load(cls, name, **kwargs):
+            loaded.append(kwargs)
+            return llm.ScriptedChatModel(lambda m: "ok")
+
+    import hoprag.llama_local as llama_local
+
+    monkeypatch.setattr(llama_local, "ChatLlamaCpp", Fake)
+    monkeypatch.setattr(llm, "_MODELS", {})
+    for seed in range(5):
+        llm.call_llm("reasoner", "hi", Context(llm="local:qwen2.5-coder-1.5b", seed=seed, temperature=0.7, max_tokens=4))
+    assert len(loaded) == 1
