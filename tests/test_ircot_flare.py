@@ -186,6 +186,7 @@ def test_flare_retrieval_rate_is_reported(tmp_path):
     ctx, _, _ = setup(lambda m: next(replies))
     summary = run_eval("flare", f"jsonl:{data}", tmp_path / "run", ctx, progress=False)
     assert summary["flare_retrieval_rate"] == 50.0 and summary["em"] == 100.0
+    assert summary["finish_rate"] == 100.0  # an <answer> is the method's own decision
     assert aggregate([])["questions"] == 0
 
 

@@ -34,7 +34,7 @@ from hoprag.presets import preset_options
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
-OWN_DECISION = ("finish", "sufficient", "generate")  # finished_by values that are the method's own decision
+OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote")  # the method's own decision, not a cap
 
 
 def auto_index(dataset: str) -> str:
