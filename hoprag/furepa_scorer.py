@@ -184,7 +184,7 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
-                bar.update(task, advance=1, loss=float(loss))
+                bar.update(task, advance=1, loss=loss.item())
     seconds = time.perf_counter() - started
     out.mkdir(parents=True, exist_ok=True)
     encoder.save_pretrained(out / "encoder")
