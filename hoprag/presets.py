@@ -107,11 +107,29 @@ def preset_options(preset: str, method: str | None) -> dict[str, Any]:
     return {**common, **per_method.get(method, {})}
 
 
+_REACT = {"renact", "renact-iterative", "react", "react-bm25"}
+_NOTES = {"renact", "renact-iterative", "ircot-notes", "flare-notes"}
+_COT = {"ircot", "ircot-notes", "flare", "flare-notes"}
+# Which methods each adaptation changes (for the one-line description only; the options are shared).
+ADAPTATION_METHODS = {
+    "concise_answer": _REACT | _COT | {"furepa", "furepa-no-pa"},
+    "short_answer_instruction": _REACT | _COT | {"cot"},
+    "lenient_notes": _NOTES,
+    "note_stop_sequences": _NOTES,
+    "resp_on_repeat": {"resp"},
+    "notes_accumulate": {"ircot-notes", "flare-notes"},
+    "closed_step_tags": _COT,
+    "rearag_invalid_feedback": {"rearag"},
+}
+
+
 def describe_preset(preset: str, method: str) -> str:
     """One line for `hoprag ask`: the method's own parameters and the small-model adaptations turned on."""
     options = preset_options(preset, method)
     own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
-    shown = {k: options[k] for k in ("temperature", "k", "max_steps", "max_iterations", "max_sentences") if k in options}
+    caps = {"max_steps": _REACT | {"rearag"}, "max_iterations": {"resp", "furepa", "furepa-no-pa"}, "max_sentences": _COT}
+    shown = {k: options[k] for k in ("temperature", "k", *caps) if k in options and method in caps.get(k, {method})}
     parameters = ", ".join(f"{k}={v}" for k, v in {**shown, **own}.items())
-    adaptations = [k for k, v in options.items() if k in ADAPTATIONS_ON and v == ADAPTATIONS_ON[k]]
+    adaptations = [k for k, v in options.items()
+                   if k in ADAPTATIONS_ON and v == ADAPTATIONS_ON[k] and method in ADAPTATION_METHODS.get(k, set())]
     return f"preset {preset} ({method}): {parameters}" + (f"; adaptations: {', '.join(adaptations)}" if adaptations else "")
