@@ -159,6 +159,8 @@ def test_flare_retrieves_with_the_masked_sentence_and_regenerates():
 
 def test_masked_query():
     assert masked_query([("<s>", 0.9), ("Who", 0.3), (" is", 0.9), (" Rush", 0.5)], 0.4) == "is Rush"
+    # The markup goes even when its "<" was the masked token (seen with the 1.5B model).
+    assert masked_query([("<", 0.2), ("answer", 0.9), (">", 0.9), ("Tottenham", 0.9), (" Hotspur", 0.9)], 0.4) == "Tottenham Hotspur"
 
 
 def test_flare_without_logprobs_is_a_clear_error():

@@ -18,7 +18,8 @@ from hoprag.llm import token_probabilities
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step
 from hoprag.nodes.retrieve import search
 
-_MARKUP = re.compile(r"</?s>|</?answer>", re.IGNORECASE)
+# Step markup, also when a low-probability "<" was masked out of it ("answer>").
+_MARKUP = re.compile(r"</?(?:s|answer)>|</?(?:s|answer)\b|\b(?:s|answer)>", re.IGNORECASE)
 TOKEN_BUDGET = 256  # FLARE stops after 256 generated tokens
 
 
