@@ -278,3 +278,14 @@ def test_fanoutqa_judge_needs_every_gold_item():
     gold = judge_gold(example)
     assert "every item is required" in gold and "Alice: Harvard; Bob: Yale" in gold and " | " not in gold
     assert judge_gold(Example(id="h", question="Q?", answers=["A", "a."], dataset="hotpotqa")) == "A | a."
+
+
+@pytest.mark.parametrize(("reply", "answer"), [
+    ("Thought 7: Sutera is not a type of shrub.\nAction 7: finish[no]", "no"),
+    ("Thought 7: Sutera is not a type of shrub.", "Sutera is not a type of shrub"),
+    ("Answer: Rush", "Rush"),
+])
+def test_the_synthesized_answer_survives_a_reply_in_react_format(reply, answer):
+    from hoprag.nodes.generate import synthesized_answer
+
+    assert synthesized_answer(reply) == answer

@@ -4,12 +4,14 @@ the single-shot baselines' generators."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 
 from hoprag.context import context_of
 from hoprag.llm import call_llm
+from hoprag.nodes.parsing import parse_react
 from hoprag.nodes.reasoner import fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes
 from hoprag.prompts.baselines import COT, COT_SHORT_ANSWER, STANDARD_RAG
@@ -44,7 +46,17 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     messages, _ = fit_prompt(state["question"], trajectory, ctx, role="generator", tail=[HumanMessage(request)],
                              max_tokens=48)
     text, record, _ = call_llm("generator", messages, ctx, max_tokens=48)
-    return {"answer": first_line(text), "finished_by": "cap", "calls": [record.to_dict()]}
+    return {"answer": synthesized_answer(text), "finished_by": "cap", "calls": [record.to_dict()]}
+
+
+def synthesized_answer(text: str) -> str:
+    """The answer in a synthesis reply. After a ReAct history the model may go on in its format
+    ("Thought 7: ... Action 7: finish[X]"): the finish argument is the answer, and a bare Thought line
+    loses its label."""
+    action = parse_react(text)
+    if action.kind == "finish":
+        return action.argument
+    return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", text.strip(), flags=re.IGNORECASE))
 
 
 def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
