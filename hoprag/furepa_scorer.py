@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from hoprag.progress import progress_bar
+
 ALPHA = 0.1
 
 
@@ -146,7 +148,6 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
     """Train the cross-encoder from `base` (default: the packaged all-MiniLM-L6-v2), save it in `out`,
     and report the held-out correlation of the predicted score with 1/g (split by question)."""
     import torch
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from transformers import AutoModel, AutoTokenizer
 
     if base is None:
@@ -168,9 +169,7 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
     head = torch.nn.Linear(encoder.config.hidden_size, 1).to(device)
     optimizer = torch.optim.AdamW([*encoder.parameters(), *head.parameters()], lr=learning_rate)
     started = time.perf_counter()
-    columns = (TextColumn("train scorer {task.fields[epoch]}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]:.3f}"),
-               TimeElapsedColumn())
-    with Progress(*columns, disable=not progress) as bar:
+    with progress_bar("train scorer {task.fields[epoch]}", "loss {task.fields[loss]:.3f}", enabled=progress) as bar:
         for epoch in range(epochs):
             random.shuffle(train)
             task = bar.add_task("epoch", total=len(train), epoch=f"epoch {epoch + 1}/{epochs}", loss=0.0)
@@ -234,15 +233,6 @@ def sample_queries(dataset: str, out: Path, ctx: Any, limit: int | None = None, 
                    progress: bool = True) -> list[dict[str, Any]]:
     """Queries sampled the way FuRePA plans (n masked candidates at tp0; the second iteration sees the
     question's top document for the best first query), kept in out/queries.jsonl so a rerun resumes."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from hoprag.eval.datasets import load_dataset
     from hoprag.llm import call_llm
     from hoprag.nodes.furepa import PLAN_TOKENS, plan_messages, temperature
@@ -257,8 +247,7 @@ def sample_queries(dataset: str, out: Path, ctx: Any, limit: int | None = None, 
     file = out / "queries.jsonl"
     rows = [json.loads(line) for line in file.read_text().splitlines() if line.strip()] if file.is_file() else []
     done = {r["question_id"] for r in rows}
-    columns = (TextColumn("sample queries"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, disable=not progress) as bar, file.open("a") as sink:
+    with progress_bar("sample queries", enabled=progress) as bar, file.open("a") as sink:
         task = bar.add_task("questions", total=len(examples), completed=len(done))
         for number, example in enumerate(examples):
             if example.id in done:

@@ -19,6 +19,7 @@ from hoprag.eval.metrics import best_f1
 from hoprag.llm import call_llm
 from hoprag.nodes.parsing import parse_rearag_action
 from hoprag.nodes.rearag import STOP, engine_answer, first_step
+from hoprag.progress import progress_bar
 from hoprag.prompts.rearag import DATA_EXAMPLE, DATA_RULES, DATA_USER, REARAG_SYSTEM
 
 DATA_SYSTEM = REARAG_SYSTEM.rstrip() + "\n" + DATA_RULES + DATA_EXAMPLE
@@ -102,24 +103,13 @@ def summary_path(out: Path) -> Path:
 
 def build_data(dataset: str, out: Path, ctx: Context, limit: int | None = None, progress: bool = True) -> dict[str, Any]:
     """Chains for the questions of `dataset` into `out` (kept) and `<out>.rejected.jsonl`; returns the summary."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     examples = load_dataset(dataset, limit=limit)
     out.parent.mkdir(parents=True, exist_ok=True)
     rejected = rejected_path(out)
     done = _done_ids(out, rejected)
     todo = [e for e in examples if e.id not in done]
-    columns = (TextColumn("rearag build-data"), BarColumn(), MofNCompleteColumn(), TextColumn("kept {task.fields[kept]}"),
-               TimeElapsedColumn(), TimeRemainingColumn())
     kept_so_far = sum(1 for r in done.values() if r.get("kept"))
-    with Progress(*columns, disable=not progress) as bar:
+    with progress_bar("rearag build-data", "kept {task.fields[kept]}", enabled=progress) as bar:
         task = bar.add_task("chains", total=len(examples), completed=len(examples) - len(todo), kept=kept_so_far)
         for example in todo:
             started = time.perf_counter()

@@ -13,15 +13,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-
 from hoprag.context import METHOD_ROLES, Context
 from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
@@ -31,6 +22,7 @@ from hoprag.graphs import CLOSED_BOOK
 from hoprag.llm import call_llm, resolve_spec
 from hoprag.paths import cache_dir
 from hoprag.presets import preset_options
+from hoprag.progress import progress_bar
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
@@ -177,8 +169,6 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
                  if judge_ctx else None)
     lock = threading.Lock()
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
 
     def run_one(example: Example) -> dict[str, Any]:
         record = evaluate_one(method, example, ctx, commit)
@@ -186,7 +176,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             judge_one(record)
         return record
 
-    with Progress(*columns, disable=not progress) as bar, results_path.open("a") as sink:
+    with progress_bar("{task.description}", enabled=progress) as bar, results_path.open("a") as sink:
         task = bar.add_task(f"{method}", total=len(examples), completed=len(examples) - len(todo))
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             futures = [pool.submit(run_one, e) for e in todo]
