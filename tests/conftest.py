@@ -15,4 +15,11 @@ def _isolated_home(tmp_path, monkeypatch):
     yield
 
 
+def fake_roles(prefix: str, models: dict) -> dict[str, str]:
+    """Register one scripted model per role; the Context options that select them ({role}_llm)."""
+    from hoprag.llm import register_fake
+
+    return {f"{role}_llm": register_fake(f"fake:{prefix}-{role}", model) for role, model in models.items()}
+
+
 from .openai_stub import openai_stub  # noqa: E402, F401  (fixture shared by test modules)

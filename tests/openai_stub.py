@@ -10,6 +10,16 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 
+def send_json(handler: BaseHTTPRequestHandler, payload: object) -> None:
+    """Answer a test server's request with a JSON body (status 200)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json; charset=utf-8")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class _OpenAIStub(BaseHTTPRequestHandler):
     """A minimal OpenAI-compatible chat endpoint: answers a search first, then finish."""
 
@@ -41,12 +51,7 @@ class _OpenAIStub(BaseHTTPRequestHandler):
             "choices": [choice],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, payload)
 
     def log_message(self, *args):
         pass

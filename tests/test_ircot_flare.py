@@ -16,6 +16,8 @@ from hoprag.nodes.flare import masked_query
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.run import run_question
 
+from .conftest import fake_roles
+
 
 class FreshDocs:
     """Five new paragraphs per query (ids from the query), and every query it saw."""
@@ -35,7 +37,7 @@ def setup(reasoner, notes=None, generator=None, **options):
     models = {"reasoner": ScriptedChatModel(reasoner),
               "notes": ScriptedChatModel(notes or (lambda m: "YES#a note")),
               "generator": ScriptedChatModel(generator or (lambda m: "Reader answer"))}
-    specs = {f"{role}_llm": register_fake(f"fake:cot-{role}", model) for role, model in models.items()}
+    specs = fake_roles("cot", models)
     return Context(index="cot-index", **specs, **options), retriever, models
 
 

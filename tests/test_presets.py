@@ -19,6 +19,8 @@ from hoprag.nodes.retrieve import register_retriever
 from hoprag.presets import preset_options
 from hoprag.run import run_question
 
+from .conftest import fake_roles
+
 
 class Recorder:
     def __init__(self, documents: list[Document]):
@@ -37,7 +39,7 @@ def react_ctx(reasoner, *, generator="Rush", docs=DOCS, **options) -> tuple[Cont
     register_retriever("preset-index", Recorder(docs))
     models = {"reasoner": ScriptedChatModel(reasoner), "notes": ScriptedChatModel(lambda m: "YES#note"),
               "generator": ScriptedChatModel(lambda m: generator)}
-    specs = {f"{role}_llm": register_fake(f"fake:preset-{role}", model) for role, model in models.items()}
+    specs = fake_roles("preset", models)
     return Context(index="preset-index", **specs, **options), models
 
 
@@ -156,7 +158,7 @@ def resp_ctx(judge_replies, plan_replies, **options):
 
     models = {"summarizer": ScriptedChatModel(lambda m: "Yes, local" if "respond completely" in str(m[-1].content) else "evidence [DONE]"),
               "reasoner": ScriptedChatModel(reasoner), "generator": ScriptedChatModel(lambda m: "Final")}
-    specs = {f"{role}_llm": register_fake(f"fake:resp-preset-{role}", model) for role, model in models.items()}
+    specs = fake_roles("resp-preset", models)
     return Context(index="resp-preset-index", **specs, **options), retriever, models
 
 

@@ -8,11 +8,13 @@ import pytest
 
 from hoprag.context import Context
 from hoprag.documents import Document
-from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.llm import ScriptedChatModel
 from hoprag.nodes.parsing import parse_rearag_action
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.rearag_finetune import IGNORE, load_conversations, tokenize_conversation
 from hoprag.run import run_question
+
+from .conftest import fake_roles
 
 
 def search(n: int, query: str) -> str:
@@ -38,7 +40,7 @@ def setup(reasoner, answerer=None, generator=None, **options):
     models = {"reasoner": ScriptedChatModel(reasoner),
               "answerer": ScriptedChatModel(answerer or (lambda m: "Thomas Nabbes")),
               "generator": ScriptedChatModel(generator or (lambda m: "Exeter College"))}
-    specs = {f"{role}_llm": register_fake(f"fake:rearag-{role}", model) for role, model in models.items()}
+    specs = fake_roles("rearag", models)
     return Context(index="rearag-index", **specs, **options), retriever, models
 
 

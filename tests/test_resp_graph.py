@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from hoprag.context import Context
 from hoprag.documents import Document
-from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.llm import ScriptedChatModel
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.run import run_question
+
+from .conftest import fake_roles
 
 
 class Recorder:
@@ -32,7 +34,7 @@ def setup(judge_replies, plan_replies, **options):
         "reasoner": ScriptedChatModel(reasoner),
         "generator": ScriptedChatModel(lambda m: "Final"),
     }
-    specs = {f"{role}_llm": register_fake(f"fake:resp-{role}", model) for role, model in models.items()}
+    specs = fake_roles("resp", models)
     return Context(index="resp-index", k=3, **specs, **options), retriever, models
 
 

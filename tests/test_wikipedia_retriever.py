@@ -3,7 +3,6 @@ response format (search, then parse), its on-disk cache, and the one-line offlin
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import threading
@@ -14,6 +13,8 @@ import pytest
 
 from hoprag.errors import HopragError
 from hoprag.retrievers import make_retriever
+
+from .openai_stub import send_json
 
 PAGES = {
     "Rush (band)": (101, "<div class=\"mw-parser-output\"><p><b>Rush</b> was a Canadian rock band formed in "
@@ -43,12 +44,7 @@ class MediaWiki(BaseHTTPRequestHandler):
                 body = {"parse": {"title": title, "pageid": PAGES[title][0], "text": PAGES[title][1]}}
         else:
             body = {"error": {"code": "badvalue", "info": "Unrecognized value for parameter action"}}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, body)
 
     def log_message(self, *args):
         pass

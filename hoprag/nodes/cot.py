@@ -89,6 +89,13 @@ def cot_prompt(state: CoTState, ctx: Context, with_notes: bool, final: bool = Fa
     return prompt + (COT_FINAL if final else "")
 
 
+def sentence_cap_reached(state: CoTState, ctx: Context) -> bool:
+    """IRCoT's and FLARE's cap: the sentence budget, or twice as many steps (steps whose output had no
+    sentence still end the loop)."""
+    cap = ctx.max_sentences or 10
+    return len(state.get("chain") or []) >= cap or len(state.get("trajectory") or []) >= 2 * cap
+
+
 def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False
                   ) -> tuple[CoTStep, dict[str, Any], Any]:
     """The reasoner's next step; returns the parsed step, its usage record and the raw message."""

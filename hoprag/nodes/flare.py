@@ -15,7 +15,7 @@ from langgraph.graph import END
 
 from hoprag.context import context_of
 from hoprag.llm import token_probabilities
-from hoprag.nodes.cot import CoTState, close_cot_step, generate_step
+from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.retrieve import search
 
 # Step markup, also when a low-probability "<" was masked out of it ("answer>").
@@ -103,9 +103,7 @@ def route_after_sentence(state: CoTState, runtime: Any = None) -> str:
     if state.get("answer"):
         return "concise_answer" if ctx.concise_answer else END
     generated = sum(c["output_tokens"] for c in state.get("calls") or [] if c["role"] == "reasoner")
-    steps = len(state.get("trajectory") or [])
-    if len(state.get("chain") or []) >= (ctx.max_sentences or 10) or steps >= 2 * (ctx.max_sentences or 10) \
-            or generated >= TOKEN_BUDGET:
+    if sentence_cap_reached(state, ctx) or generated >= TOKEN_BUDGET:
         return "final_answer"
     return "draft"
 

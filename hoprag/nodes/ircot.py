@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.graph import END
 
 from hoprag.context import context_of
-from hoprag.nodes.cot import CoTState, close_cot_step, generate_step
+from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.retrieve import search
 
 
@@ -50,6 +50,6 @@ def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("answer"):
         return "read" if ctx.ircot_reader else ("concise_answer" if ctx.concise_answer else END)
-    if len(state.get("chain") or []) >= (ctx.max_sentences or 10) or len(state.get("trajectory") or []) >= 2 * (ctx.max_sentences or 10):
+    if sentence_cap_reached(state, ctx):
         return "read" if ctx.ircot_reader else "final_answer"
     return "retrieve"
