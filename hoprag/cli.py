@@ -40,6 +40,18 @@ MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 
 PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
+CHROMA_URL_OPTION = typer.Option(None, "--chroma-url", help="Keep and query indexes in this Chroma server "
+                                 "(e.g. http://127.0.0.1:8000, started with `chroma run`) instead of local folders; "
+                                 "default: $HOPRAG_CHROMA_URL.")
+
+
+def use_chroma_server(url: str | None) -> None:
+    """--chroma-url wins over HOPRAG_CHROMA_URL; the variable carries it to `hoprag serve`'s graphs too."""
+    if url:
+        from hoprag.retrievers.index import chroma_client
+
+        os.environ["HOPRAG_CHROMA_URL"] = url
+        chroma_client(url)  # an unreachable server fails here, before any work, with one clear line
 
 
 def make_context(*, retriever: str, k: int | None, preset: str = "paper", **options: Any) -> Context:
@@ -126,8 +138,10 @@ def ask(
     max_steps: int = MAX_STEPS_OPTION,
     max_iterations: int = MAX_ITERATIONS_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of the live trace."),
+    chroma_url: str = CHROMA_URL_OPTION,
 ) -> None:
     """Answer a multi-hop question, showing each step live."""
+    use_chroma_server(chroma_url)
     from hoprag.graphs import load_method
     from hoprag.run import run_question
 
@@ -163,20 +177,29 @@ def index_build(
     name: str = typer.Argument(..., help="Index name."),
     source: str = typer.Option(..., help="jsonl:PATH | hotpotqa:PATH | musique:PATH | 2wiki:PATH | wiki-offline | wikipedia:PATH"),
     embedder: str = typer.Option(None, help="Dense embedder (default: the packaged one with the best measured recall), or none: BM25 only (seconds; dense vectors can be added later by building again with an embedder)."),
+    batch_size: int = typer.Option(256, help="Passages embedded and written per batch (memory is flat in the corpus size; a kill loses at most one batch)."),
+    embed_device: str = typer.Option(None, help="Device of sentence-transformers embedders: cpu, cuda, cuda:1, mps (default: a GPU when there is one)."),
+    chroma_url: str = CHROMA_URL_OPTION,
 ) -> None:
     """Build (or resume building) an index: Chroma with E5-style embeddings, plus BM25."""
     from hoprag.retrievers.index import build_index
 
+    use_chroma_server(chroma_url)
+    if batch_size < 1:
+        raise HopragError(f"--batch-size must be at least 1, got {batch_size}")
+    if embed_device:
+        os.environ["HOPRAG_EMBED_DEVICE"] = embed_device
     kwargs = {"embedder": embedder} if embedder else {}
-    manifest = build_index(name, source, **kwargs)
+    manifest = build_index(name, source, batch_size=batch_size, **kwargs)
     out.print(f"index [bold]{name}[/]: {manifest['count']} passages, embedder {manifest['embedder']}")
 
 
 @index_app.command("list")
-def index_list() -> None:
+def index_list(chroma_url: str = CHROMA_URL_OPTION) -> None:
     """List the indexes."""
     from hoprag.retrievers.index import list_indexes
 
+    use_chroma_server(chroma_url)
     table = Table("name", "passages", "embedder", "source")
     for info in list_indexes():
         table.add_row(info["name"], str(info.get("count", "?")), str(info.get("embedder")), str(info.get("source")))
@@ -184,10 +207,11 @@ def index_list() -> None:
 
 
 @index_app.command("info")
-def index_info_cmd(name: str = typer.Argument(...)) -> None:
+def index_info_cmd(name: str = typer.Argument(...), chroma_url: str = CHROMA_URL_OPTION) -> None:
     """Describe an index."""
     from hoprag.retrievers.index import index_info
 
+    use_chroma_server(chroma_url)
     out.print_json(json.dumps(index_info(name), default=str))
 
 
@@ -227,8 +251,9 @@ def diagram(
 
 
 @app.command()
-def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1.")) -> None:
+def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."), chroma_url: str = CHROMA_URL_OPTION) -> None:
     """Serve the graphs with `langgraph dev` on 127.0.0.1 (no browser, no telemetry)."""
+    use_chroma_server(chroma_url)
     env = dict(os.environ, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
                ANONYMIZED_TELEMETRY="False")
     config = Path(__file__).resolve().parents[1] / "langgraph.json"
@@ -264,11 +289,13 @@ def eval_cmd(
     concurrency: int = typer.Option(1, help="Questions run at once."),
     judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Serve repeated LLM calls from the on-disk cache."),
+    chroma_url: str = CHROMA_URL_OPTION,
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
     from hoprag.eval.runner import auto_index, run_eval, run_eval_seeds
     from hoprag.graphs import load_method
 
+    use_chroma_server(chroma_url)
     load_method(method)  # an unknown method fails before any index is built
     if concurrency < 1:
         raise HopragError(f"--concurrency must be at least 1, got {concurrency}")

@@ -19,3 +19,7 @@ class ContextOverflowError(HopragError):
 
 class NoLogprobsError(HopragError):
     """A method that gates on token confidence (FLARE) got a reply without log-probabilities."""
+
+
+class ChromaServerError(HopragError):
+    """The Chroma server holding the index cannot be reached or refused a request."""

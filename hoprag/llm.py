@@ -187,7 +187,9 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
     # which costs prompt speed: it is an instance (or server) of its own.
     # The seed is not part of the key: every call sends its own, so calls that vary the seed (sampled
     # candidates, retries) share one instance instead of loading the model again.
-    key = (spec, role if kind == "local" else "", logprobs and kind != "openai")
+    # An OpenAI-compatible client is bound to its endpoint and timeout when made: both are part of its key.
+    endpoint = (os.environ.get("OPENAI_BASE_URL"), os.environ.get("HOPRAG_TIMEOUT")) if kind == "openai" else None
+    key = (spec, role if kind == "local" else "", logprobs and kind != "openai", endpoint)
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]

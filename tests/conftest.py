@@ -12,6 +12,7 @@ def _isolated_home(tmp_path, monkeypatch):
     """Every test gets its own HOPRAG_HOME, so nothing touches the user's indexes or caches."""
     monkeypatch.setenv("HOPRAG_HOME", str(tmp_path / "hoprag-home"))
     monkeypatch.delenv("HOPRAG_LLM", raising=False)
+    monkeypatch.delenv("HOPRAG_CHROMA_URL", raising=False)
     yield
 
 

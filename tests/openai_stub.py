@@ -1,11 +1,17 @@
 """A minimal OpenAI-compatible chat endpoint on 127.0.0.1 for tests: it plays a ReNAct reasoner that
-searches once and then finishes, and a note writer that always finds a note."""
+searches once and then finishes, and a note writer that always finds a note.
+
+It can also answer slowly (`delay`, seconds a request, as a real model would) and misbehave on purpose
+(`faults`: a function of the prompt that returns "500", "timeout", "malformed" or None) for the
+fault-tolerance and load tests; every request's prompt is kept in `prompts`."""
 
 from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -28,6 +34,24 @@ class _OpenAIStub(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         prompt = "\n".join(m["content"] for m in body["messages"])
+        server = self.server
+        with server.lock:
+            server.prompts.append(prompt)
+        fault = server.faults(prompt) if server.faults else None
+        if fault == "500":
+            self.send_error(500, "internal error")
+            return
+        if fault == "timeout":
+            time.sleep(server.hang_seconds)
+            return
+        if fault == "malformed":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"id": "x", "choices": [{"message": ')
+            return
+        if server.delay:
+            time.sleep(server.delay)
         if prompt.startswith("Extract relevant information"):
             content = "YES#Counterparts is a Rush album."
         elif prompt.startswith("Your task is to solve a question answering task"):  # ReaRAG's reasoner
@@ -57,8 +81,21 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         pass
 
 
-def start_stub() -> HTTPServer:
-    server = HTTPServer(("127.0.0.1", 0), _OpenAIStub)
+class StubServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, delay: float = 0.0, faults: Callable[[str], str | None] | None = None,
+                 hang_seconds: float = 3.0) -> None:
+        super().__init__(("127.0.0.1", 0), _OpenAIStub)
+        self.delay = delay
+        self.faults = faults
+        self.hang_seconds = hang_seconds
+        self.prompts: list[str] = []
+        self.lock = threading.Lock()
+
+
+def start_stub(delay: float = 0.0, faults: Callable[[str], str | None] | None = None) -> StubServer:
+    server = StubServer(delay, faults)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

@@ -49,12 +49,12 @@ def test_run_resume_and_failures(tmp_path):
     assert len(lines) == 4
     failed = [json.loads(line) for line in lines if json.loads(line)["error"]]
     assert failed[0]["id"] == "q3" and "endpoint down" in failed[0]["error"] and failed[0]["metrics"]["em"] == 0
-    # Simulate a kill mid-write, then rerun with a larger limit: only the new questions run.
+    # Simulate a kill mid-write, then rerun with a larger limit: the new questions run, and the failed one again.
     with (out / "results.jsonl").open("a") as sink:
         sink.write('{"id": "q4", "trunc')
     summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=6, progress=False)
     ids = [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines() if "trunc" not in line]
-    assert sorted(ids) == [f"q{i}" for i in range(6)]
+    assert sorted(ids) == ["q0", "q1", "q2", "q3", "q3", "q4", "q5"]
     assert summary["questions"] == 6
     config = json.loads((out / "summary.json").read_text())["config"]
     assert config["method"] == "renact" and config["models"]["reasoner"] == "fake:eval"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.context import METHOD_ROLES, Context
-from hoprag.errors import HopragError
+from hoprag.errors import ChromaServerError, HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
@@ -57,7 +57,9 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") 
                               "git_commit": commit}
     try:
         result = run_question(method, example.question, ctx)
-    except Exception as error:  # recorded and scored as wrong; the run goes on
+    except ChromaServerError:
+        raise  # the index is gone for every question: stop the run (a rerun resumes) instead of failing them all
+    except Exception as error:  # recorded and scored as wrong; the run goes on, and a rerun retries it
         record.update(prediction="", error=f"{type(error).__name__}: {error}",
                       metrics=score_prediction("", example), seconds=0.0)
         return record
@@ -158,7 +160,8 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             except json.JSONDecodeError:
                 continue  # a line cut by a kill mid-write: that question runs again
             done[record["id"]] = record
-    todo = [e for e in examples if e.id not in done]
+    # A question that failed (an endpoint that kept failing, a crash) is run again; a finished one is kept.
+    todo = [e for e in examples if e.id not in done or done[e.id].get("error")]
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
@@ -178,10 +181,19 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
 
     with progress_bar("{task.description}", enabled=progress) as bar, results_path.open("a") as sink:
         task = bar.add_task(f"{method}", total=len(examples), completed=len(examples) - len(todo))
+        retried = sum(1 for e in todo if e.id in done)
+        if retried and progress:
+            bar.console.print(f"retrying {retried} question(s) that failed in an earlier run")
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             futures = [pool.submit(run_one, e) for e in todo]
             for future in as_completed(futures):
-                record = future.result()
+                try:
+                    record = future.result()
+                except ChromaServerError as error:
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    kept = sum(not r.get("error") for r in done.values())
+                    raise ChromaServerError(f"{error}. The {kept} finished questions are kept in {results_path}; "
+                                            f"rerun the same command to resume") from error
                 with lock:
                     sink.write(json.dumps(record, default=str) + "\n")
                     sink.flush()

@@ -66,7 +66,8 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._lock = threading.Lock()  # parallel graph branches share one model
         try:
-            self._model: Any = SentenceTransformer(model)  # picks a GPU when there is one
+            # HOPRAG_EMBED_DEVICE (--embed-device) picks cpu / cuda / mps; unset, a GPU when there is one.
+            self._model: Any = SentenceTransformer(model, device=os.environ.get("HOPRAG_EMBED_DEVICE") or None)
         except Exception as error:  # offline hub misses surface as many different exception types
             raise HopragError(f"cannot load sentence-transformers model '{model}' for embedder '{name}': "
                               f"{error}") from error

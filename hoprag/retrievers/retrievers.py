@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from typing import Any, Literal
@@ -13,7 +14,7 @@ from pydantic import ConfigDict
 
 from hoprag.documents import Document
 from hoprag.errors import HopragError, UnknownSpecError
-from hoprag.retrievers.index import Index, _to_document, bm25_tokenizer, open_index
+from hoprag.retrievers.index import Index, _to_document, bm25_tokenizer, open_index, server_errors
 
 RRF_K = 60
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
@@ -59,12 +60,13 @@ class DenseRetriever(IndexRetriever):
 
     def search(self, query: str, k: int) -> list[Document]:
         index = self.opened
-        count = index.collection.count()
+        count = int(index.manifest.get("count") or 0)
         if k <= 0 or count == 0:
             return []
         # Embed the query ourselves: Chroma would apply the passage-side E5 prefix.
         vector = index.embedder.embed_queries([query])
-        with index.lock:
+        # A local Chroma client is shared by the graph's parallel branches; a server client is thread-safe.
+        with index.lock if not index.place.remote else contextlib.nullcontext(), server_errors(index.place.url):
             got = index.collection.query(query_embeddings=vector, n_results=min(k, count),
                                          include=["documents", "metadatas", "distances"])
         return [_to_document(i, t, m, score=1.0 - float(d))
