@@ -325,7 +325,8 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
                           "build a BM25-only index locally without --chroma-url")
     # Validate everything (source, embedder) before anything is written, so a typo leaves no debris.
     # The counting pass also gives the progress bar its total and ETA; embedding dominates the time.
-    total = sum(1 for _ in iter_source(source))
+    # Neither pass keeps a set of every id (it would grow with the corpus): the store skips what it holds.
+    total = sum(1 for _ in iter_source(source, dedupe=False))
     model: Embedder | None = make_embedder(embedder_name) if dense else None
     created = (previous or {}).get("created") or _now()
     place.write("build", {"name": name, "source": source, "embedder": embedder_name,
@@ -343,7 +344,7 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, disable=not progress, transient=False) as bar, server_errors(place.url):
         task = bar.add_task("embed", total=total)
-        for batch in _batches(iter_source(source), batch_size):
+        for batch in _batches(iter_source(source, dedupe=False), batch_size):
             ids = list(dict.fromkeys(d.id for d in batch))  # a source may repeat a passage within a batch
             batch = list({d.id: d for d in batch}.values())
             present = set(store.get(ids=ids, include=[])["ids"]) if dense else store.present(ids)
@@ -405,19 +406,27 @@ def _iter_collection(collection: Any, batch: int = 2000) -> Iterator[tuple[str, 
 def _build_bm25(folder: Path, rows: Iterator[tuple[str, str, dict[str, Any]]]) -> None:
     """BM25 over title + text, read back from the store in batches so it covers resumed builds too."""
     import bm25s
+    import numpy as np
 
     tokenizer = bm25_tokenizer()
     ids: list[str] = []
-    token_ids: list[list[int]] = []
+    # One int32 array a passage: 4 bytes a token where a list of Python ints costs about 36, so the
+    # corpus's token ids stay a small fraction of the build's memory.
+    token_ids: list[Any] = []
     texts: list[str] = []
+
+    def tokenize_chunk() -> None:
+        chunk = tokenizer.tokenize(texts, update_vocab=True, show_progress=False)
+        token_ids.extend(np.asarray(doc, dtype=np.int32) for doc in chunk)
+        texts.clear()
+
     for doc_id, text, metadata in rows:
         ids.append(doc_id)
         texts.append(f"{(metadata or {}).get('title', '')} {text}")
-        if len(texts) >= 2000:  # tokenize in chunks: token ids are small, raw texts need not pile up
-            token_ids.extend(tokenizer.tokenize(texts, update_vocab=True, show_progress=False))
-            texts = []
+        if len(texts) >= 2000:  # tokenize in chunks: raw texts never pile up
+            tokenize_chunk()
     if texts:
-        token_ids.extend(tokenizer.tokenize(texts, update_vocab=True, show_progress=False))
+        tokenize_chunk()
     retriever = bm25s.BM25()
     retriever.index(tokenizer.to_tokenized_tuple(token_ids), show_progress=False)
     target = folder / "bm25"

@@ -181,9 +181,11 @@ def _wikipedia(file: Path, spec: str) -> Iterator[Document]:
                 yield _doc(title, chunk, spec, f"{article_id}-{i}", url=str(article.get("url", "")))
 
 
-def iter_source(spec: str) -> Iterator[Document]:
+def iter_source(spec: str, dedupe: bool = True) -> Iterator[Document]:
     """Stream the documents of a source spec; raises HopragError for unknown kinds, missing files and
-    empty corpora (the last one only once the stream is exhausted)."""
+    empty corpora (the last one only once the stream is exhausted). `dedupe` drops repeated passages
+    (the same paragraph in several questions' contexts) at the cost of a set of every id; an index
+    build passes False, since its store skips the passages it already holds."""
     kind, _, path = spec.partition(":")
     if kind == "wiki-offline":
         stream: Iterator[Document] = _wiki_offline(spec)
@@ -194,7 +196,7 @@ def iter_source(spec: str) -> Iterator[Document]:
         stream = readers[kind](file, spec)
     else:
         raise UnknownSpecError(f"unknown source '{spec}'; use one of: {', '.join(SOURCE_KINDS)}")
-    return _non_empty(_dedupe(stream), spec)
+    return _non_empty(_dedupe(stream) if dedupe else stream, spec)
 
 
 def _non_empty(documents: Iterator[Document], spec: str) -> Iterator[Document]:
