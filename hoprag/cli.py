@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -179,6 +178,7 @@ def index_build(
     embedder: str = typer.Option(None, help="Dense embedder (default: the packaged one with the best measured recall), or none: BM25 only (seconds; dense vectors can be added later by building again with an embedder)."),
     batch_size: int = typer.Option(256, help="Passages embedded and written per batch (memory is flat in the corpus size; a kill loses at most one batch)."),
     embed_device: str = typer.Option(None, help="Device of sentence-transformers embedders: cpu, cuda, cuda:1, mps (default: a GPU when there is one)."),
+    bm25: bool = typer.Option(True, "--bm25/--no-bm25", help="Also build the BM25 index (in memory at the end, about 1 KB a passage); --no-bm25 for dense-only indexes of very large corpora."),
     chroma_url: str = CHROMA_URL_OPTION,
 ) -> None:
     """Build (or resume building) an index: Chroma with E5-style embeddings, plus BM25."""
@@ -190,7 +190,7 @@ def index_build(
     if embed_device:
         os.environ["HOPRAG_EMBED_DEVICE"] = embed_device
     kwargs = {"embedder": embedder} if embedder else {}
-    manifest = build_index(name, source, batch_size=batch_size, **kwargs)
+    manifest = build_index(name, source, batch_size=batch_size, bm25=bm25, **kwargs)
     out.print(f"index [bold]{name}[/]: {manifest['count']} passages, embedder {manifest['embedder']}")
 
 
@@ -251,17 +251,24 @@ def diagram(
 
 
 @app.command()
-def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."), chroma_url: str = CHROMA_URL_OPTION) -> None:
+def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
+          jobs: int = typer.Option(10, help="Runs executed at once; more queue (embedded-model calls run one at a time whatever this is)."),
+          chroma_url: str = CHROMA_URL_OPTION) -> None:
     """Serve the graphs with `langgraph dev` on 127.0.0.1 (no browser, no telemetry)."""
     use_chroma_server(chroma_url)
+    if jobs < 1:
+        raise HopragError(f"--jobs must be at least 1, got {jobs}")
     env = dict(os.environ, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-               ANONYMIZED_TELEMETRY="False")
+               ANONYMIZED_TELEMETRY="False", N_JOBS_PER_WORKER=str(jobs))
     config = Path(__file__).resolve().parents[1] / "langgraph.json"
     if not config.is_file():
         raise HopragError("langgraph.json not found next to the hoprag package; run from a source checkout")
     command = [sys.executable, "-m", "langgraph_cli", "dev", "--config", str(config), "--no-browser", "--no-reload",
                "--host", "127.0.0.1", "--port", str(port)]
-    raise typer.Exit(subprocess.call(command, env=env, cwd=config.parent))
+    # Replace this process with the server, so a signal to `hoprag serve` (Ctrl-C, SIGTERM from a process
+    # manager) reaches the server itself and no orphan keeps the port.
+    os.chdir(config.parent)
+    os.execve(sys.executable, command, env)
 
 
 @app.command("eval")

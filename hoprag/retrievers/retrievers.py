@@ -204,6 +204,9 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
     opened = open_index(index)  # fails early with the "hoprag index build" hint
     if kind == "auto":  # dense where the index has vectors, else BM25
         kind = "dense" if opened.dense else "bm25"
+    if kind in ("bm25", "hybrid") and not opened.has_bm25:
+        raise HopragError(f"index {index} was built without BM25 (--no-bm25); use --retriever dense, or add it "
+                          f"by building again: hoprag index build {index} --source {opened.manifest.get('source')} --bm25")
     base: IndexRetriever
     if kind == "dense":
         base = DenseRetriever(index=index, k=k, embedder=embedder)
