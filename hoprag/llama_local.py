@@ -76,7 +76,9 @@ class ChatLlamaCpp(BaseChatModel):
         if want_logprobs and not self.logits_all:
             raise HopragError("this llama.cpp instance was loaded without logits_all; ask hoprag.llm.chat_model for "
                               "one with logprobs=True")
+        asked = time.time()
         with _COMPUTE_LOCK:
+            started = time.time()
             result = self.client.create_chat_completion(
                 messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
                 stop=stop or [],
@@ -89,7 +91,10 @@ class ChatLlamaCpp(BaseChatModel):
             )
         choice = result["choices"][0]
         usage = result.get("usage") or {}
-        metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason"), "model_name": self.model_path}
+        # When the model started on this call and how long the call queued behind others' calls (runs that
+        # share the process, e.g. concurrent server runs), so usage records separate waiting from compute.
+        metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason"), "model_name": self.model_path,
+                                    "compute_started": started, "queued_seconds": round(started - asked, 4)}
         if want_logprobs and choice.get("logprobs"):
             metadata["logprobs"] = {
                 "content": [

@@ -57,6 +57,10 @@ class LLMCall:
     output_tokens: int
     seconds: float
     cached: bool = False  # served from the on-disk response cache (tokens are those of the original call)
+    # The embedded model only: seconds spent waiting for the process-wide model lock (inside `seconds`),
+    # and the wall-clock time the model started on the call.
+    queued_seconds: float = 0.0
+    compute_started: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -318,6 +322,8 @@ def call_llm(
             input_tokens=int(usage.get("input_tokens", 0)),
             output_tokens=int(usage.get("output_tokens", 0)),
             seconds=round(seconds, 4),
+            queued_seconds=float(message.response_metadata.get("queued_seconds") or 0.0),
+            compute_started=message.response_metadata.get("compute_started"),
         )
         if logprobs and not token_probabilities(message):
             raise NoLogprobsError(

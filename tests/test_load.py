@@ -170,14 +170,21 @@ def test_four_concurrent_runs_with_the_embedded_model(corpus_index):
         stop_server(process)
     failures = [r for r in results if isinstance(r, BaseException)]
     assert not failures, failures[:3]
-    runs = []
+    runs, intervals = [], []
     for result in results:
         state = result["state"]
         assert state["question"] == result["question"] and state["answer"].strip()
-        # Every call of the run is the run's own: its reasoner prompts name its own question.
-        model_seconds = sum(c["seconds"] for c in state["calls"])
+        assert state["trajectory"] and all(step.get("kind") for step in state["trajectory"])
+        calls = [c for c in state["calls"] if not c.get("cached")]
+        queued = sum(c["queued_seconds"] for c in calls)
+        compute = sum(c["seconds"] - c["queued_seconds"] for c in calls)
+        intervals += [(c["compute_started"], c["compute_started"] + c["seconds"] - c["queued_seconds"]) for c in calls]
         runs.append({"question": result["question"], "answer": state["answer"], "seconds": round(result["seconds"], 1),
-                     "llm_calls": len(state["calls"]), "model_seconds": round(model_seconds, 1),
-                     "waiting_share": round(1 - model_seconds / result["seconds"], 2)})
+                     "llm_calls": len(calls), "compute_seconds": round(compute, 1), "queued_seconds": round(queued, 1)})
+    # No two llama.cpp calls ran at once: the calls of all runs, ordered by start, never overlap (each
+    # interval is an upper bound of its compute, hence the small tolerance for the Python around it).
+    intervals.sort()
+    assert all(later[0] >= earlier[1] - 0.25 for earlier, later in zip(intervals, intervals[1:], strict=False))
     report("embedded_4", {**figures(results, wall), "runs_detail": runs,
-                          "model_busy_share": round(sum(r["model_seconds"] for r in runs) / wall, 2)})
+                          "model_busy_share": round(sum(r["compute_seconds"] for r in runs) / wall, 2),
+                          "queued_share": round(sum(r["queued_seconds"] for r in runs) / sum(r["seconds"] for r in runs), 2)})

@@ -303,28 +303,46 @@ class _Place:
 
 
 @functools.cache
-def bound_heap_growth() -> None:
-    """Keep glibc from letting a long build's heap grow with the corpus.
-
-    Embedding (torch) and Chroma's writes interleave large, short-lived buffers of varying sizes; glibc's
-    adaptive mmap threshold then moves them onto the heap, where they fragment and RSS climbs batch after
-    batch (measured: 835 MB to 1.46 GB over 10k passages with minilm). A fixed threshold serves buffers of
-    64 KiB and more from mmap, returned to the system when freed, so RSS stays flat (BENCHMARKS.md).
-    """
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, or None elsewhere (macOS, musl)."""
     import ctypes
     import ctypes.util
 
     libc_name = ctypes.util.find_library("c")
-    if not libc_name:
-        return
     try:
-        libc = ctypes.CDLL(libc_name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to tune
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    mallopt(m_mmap_threshold, 64 * 1024)
-    mallopt(m_trim_threshold, 128 * 1024)
+        return ctypes.CDLL(libc_name).malloc_trim if libc_name else None
+    except (OSError, AttributeError):
+        return None
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system after each batch of a build.
+
+    Embedding (torch) and Chroma's writes interleave large, short-lived buffers whose sizes vary with the
+    passages' lengths; glibc keeps them on the heap (its adaptive mmap threshold), where the holes they
+    leave are rarely reused, so RSS climbs batch after batch: 835 MB to 1.46 GB over 10k passages with
+    minilm. malloc_trim(0) releases the free pages inside the heap too, which keeps RSS flat at no
+    measurable cost (one call a batch; BENCHMARKS.md). Serving large buffers from mmap instead
+    (a fixed M_MMAP_THRESHOLD) also keeps RSS flat but made embedding 25% slower.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def fix_mmap_threshold() -> None:
+    """HOPRAG_MMAP_THRESHOLD=BYTES (e.g. 65536): serve every buffer of that size or more from mmap for
+    the rest of the process. Peak RSS is then lowest and flattest (0.80 GB against 0.98-1.1 GB on 2k
+    passages with minilm), at about 25% of the embedding speed; for builds on a tight memory budget."""
+    import ctypes
+
+    threshold = int(os.environ.get("HOPRAG_MMAP_THRESHOLD") or 0)
+    trim = _malloc_trim()
+    if threshold > 0 and trim is not None:
+        libc = ctypes.CDLL(None)
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        libc.mallopt(m_mmap_threshold, threshold)
+        libc.mallopt(m_trim_threshold, 2 * threshold)
 
 
 def build_index(name: str, source: str, embedder: str | None = None, batch_size: int = 256,
@@ -357,7 +375,7 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     # The counting pass also gives the progress bar its total and ETA; embedding dominates the time.
     # Neither pass keeps a set of every id (it would grow with the corpus): the store skips what it holds.
     total = sum(1 for _ in iter_source(source, dedupe=False))
-    bound_heap_growth()
+    fix_mmap_threshold()
     model: Embedder | None = make_embedder(embedder_name) if dense else None
     created = (previous or {}).get("created") or _now()
     place.write("build", {"name": name, "source": source, "embedder": embedder_name,
@@ -391,6 +409,7 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
                 store.add(todo)
             added += len(todo)
             bar.advance(task, len(batch))
+            release_freed_memory()
         seconds = time.perf_counter() - started
         count = store.count()
         if bm25:
