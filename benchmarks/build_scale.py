@@ -6,6 +6,7 @@ JSON output). Corpora come from benchmarks/make_corpus.py (real text from ../sha
 
     python benchmarks/build_scale.py --sizes 10000,50000,100000 --embedders none,minilm --out runs/build-scale
     python benchmarks/build_scale.py --kill-resume 10000 --embedders minilm --out runs/build-kill
+    python benchmarks/build_scale.py --table runs/build-scale/scale.json
 
 --kill-resume N: build N passages, SIGKILL the build at a random moment, rerun it, and count the ids in
 the index (every passage must be there exactly once).
@@ -150,6 +151,20 @@ def stored_ids_partial(home: Path, name: str, embedder: str) -> int:
     return client.get_collection("passages").count()
 
 
+def table(files: list[Path]) -> None:
+    """Markdown rows of finished runs: RSS along the build (sampled each second) shows whether it grows."""
+    print("| embedder | passages | seconds | passages/s (whole build) | embedding passages/s | peak RSS MB | "
+          "RSS at 25 / 50 / 75 / 95% of the build | disk MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for file in files:
+        for row in json.loads(file.read_text()):
+            curve = row["rss_curve_mb"]
+            marks = " / ".join(str(round(curve[min(len(curve) - 1, int(f * len(curve)))][1])) if curve else "-"
+                               for f in (0.25, 0.5, 0.75, 0.95))
+            print(f"| {row['embedder']} | {row['passages']:,} | {row['seconds']} | {row['passages_per_s']} | "
+                  f"{row['embed_passages_per_s']} | {row['peak_rss_mb']} | {marks} | {row['disk_mb']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,50000,100000")
@@ -160,8 +175,14 @@ def main() -> None:
     parser.add_argument("--kill-max", type=float, default=120.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tmp", default=None, help="where the throwaway HOPRAG_HOMEs go")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, help="output folder (scale.json / kill_resume.json)")
+    parser.add_argument("--table", type=Path, nargs="+", help="print the markdown table of these scale.json files")
     args = parser.parse_args()
+    if args.table:
+        table(args.table)
+        return
+    if args.out is None:
+        parser.error("--out is required")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.kill_resume:
         kill_resume(args, args.out)
