@@ -264,7 +264,7 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
     if not config.is_file():
         raise HopragError("langgraph.json not found next to the hoprag package; run from a source checkout")
     command = [sys.executable, "-m", "langgraph_cli", "dev", "--config", str(config), "--no-browser", "--no-reload",
-               "--host", "127.0.0.1", "--port", str(port)]
+               "--host", "127.0.0.1", "--port", str(port), "--n-jobs-per-worker", str(jobs)]
     # Replace this process with the server, so a signal to `hoprag serve` (Ctrl-C, SIGTERM from a process
     # manager) reaches the server itself and no orphan keeps the port.
     os.chdir(config.parent)
