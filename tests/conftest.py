@@ -16,6 +16,15 @@ def _isolated_home(tmp_path, monkeypatch):
     yield
 
 
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on, for the servers the tests start."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def fake_roles(prefix: str, models: dict) -> dict[str, str]:
     """Register one scripted model per role; the Context options that select them ({role}_llm)."""
     from hoprag.llm import register_fake

@@ -22,17 +22,13 @@ from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.retrievers.embedders import register_embedder
 from hoprag.retrievers.index import build_index, chroma_client, index_info, list_indexes, open_index
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, free_port
 from .test_retrievers import HashEmbedder, to_jsonl
 
 TWOWIKI = SHARED_DATA / "2wikimultihopqa" / "2wiki_dev_82.json"
 HOPRAG = [sys.executable, "-m", "hoprag.cli"]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class ChromaServer:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import free_port
 from .openai_stub import start_stub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,10 +37,6 @@ CORPUS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_server(env: dict[str, str], jobs: int) -> tuple[subprocess.Popen[bytes], str]:

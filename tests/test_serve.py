@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,15 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import free_port
 from .openai_stub import start_stub
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -35,7 +31,7 @@ def served(tmp_path):
     ]))
     build_index("served", f"jsonl:{corpus}")
     stub = start_stub()
-    port = _free_port()
+    port = free_port()
     env = dict(os.environ, OPENAI_BASE_URL=f"http://127.0.0.1:{stub.server_port}/v1", OPENAI_API_KEY="x",
                LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
     process = subprocess.Popen(

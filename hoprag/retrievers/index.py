@@ -282,7 +282,7 @@ class _Place:
         return json.loads(raw) if raw else None
 
     def write(self, record: str, data: dict[str, Any] | None) -> None:
-        """Write (or with None, remove) a record; a local write is atomic, a server write is one request."""
+        """Write (or with None, remove) a record; a local write is atomic, a server write is one metadata update."""
         if not self.url:
             path = self.folder / f"{record}.json"
             if data is None:
@@ -291,28 +291,29 @@ class _Place:
                 self.folder.mkdir(parents=True, exist_ok=True)
                 _write_json(path, data)
             return
-        records = self._records()
+        _, collection = self.collection(str((data or {}).get("embedder") or DEFAULT_EMBEDDER), create=True)
+        records = dict(collection.metadata or {})
         if data is None:
             records.pop(f"hoprag_{record}", None)
         else:
             records[f"hoprag_{record}"] = json.dumps(data, ensure_ascii=False)
-        _, collection = self.collection(str((data or {}).get("embedder") or DEFAULT_EMBEDDER), create=True)
         with server_errors(self.url):
             # modify() replaces the whole metadata, so every record is written back; Chroma rejects an empty one.
             collection.modify(metadata=records or {"hoprag": "index"})
 
 
 @functools.cache
-def _malloc_trim() -> Any:
-    """glibc's malloc_trim, or None elsewhere (macOS, musl)."""
+def _glibc() -> Any:
+    """The C library when it is glibc (it has malloc_trim and mallopt), else None (macOS, musl)."""
     import ctypes
     import ctypes.util
 
-    libc_name = ctypes.util.find_library("c")
+    name = ctypes.util.find_library("c")
     try:
-        return ctypes.CDLL(libc_name).malloc_trim if libc_name else None
-    except (OSError, AttributeError):
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
         return None
+    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
 
 
 def release_freed_memory() -> None:
@@ -325,21 +326,18 @@ def release_freed_memory() -> None:
     measurable cost (one call a batch; BENCHMARKS.md). Serving large buffers from mmap instead
     (a fixed M_MMAP_THRESHOLD) also keeps RSS flat but made embedding 25% slower.
     """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 def fix_mmap_threshold() -> None:
     """HOPRAG_MMAP_THRESHOLD=BYTES (e.g. 65536): serve every buffer of that size or more from mmap for
     the rest of the process. Peak RSS is then lowest and flattest (0.80 GB against 0.98-1.1 GB on 2k
     passages with minilm), at about 25% of the embedding speed; for builds on a tight memory budget."""
-    import ctypes
-
     threshold = int(os.environ.get("HOPRAG_MMAP_THRESHOLD") or 0)
-    trim = _malloc_trim()
-    if threshold > 0 and trim is not None:
-        libc = ctypes.CDLL(None)
+    libc = _glibc()
+    if threshold > 0 and libc is not None:
         m_trim_threshold, m_mmap_threshold = -1, -3
         libc.mallopt(m_mmap_threshold, threshold)
         libc.mallopt(m_trim_threshold, 2 * threshold)
@@ -394,8 +392,8 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     with Progress(*columns, disable=not progress, transient=False) as bar, server_errors(place.url):
         task = bar.add_task("embed", total=total)
         for batch in _batches(iter_source(source, dedupe=False), batch_size):
-            ids = list(dict.fromkeys(d.id for d in batch))  # a source may repeat a passage within a batch
-            batch = list({d.id: d for d in batch}.values())
+            batch = list({d.id: d for d in batch}.values())  # a source may repeat a passage within a batch
+            ids = [d.id for d in batch]
             present = set(store.get(ids=ids, include=[])["ids"]) if dense else store.present(ids)
             todo = [d for d in batch if d.id not in present]
             if todo and model is not None:
