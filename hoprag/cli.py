@@ -39,6 +39,9 @@ MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 
 PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
+REPRODUCIBLE_OPTION = typer.Option(
+    False, "--reproducible", help="Embedded model: every prompt gives the same output whatever ran before it "
+    "(KV cache reused in whole 512-token blocks only; costs some prompt re-processing).")
 CHROMA_URL_OPTION = typer.Option(None, "--chroma-url", help="Keep and query indexes in this Chroma server "
                                  "(e.g. http://127.0.0.1:8000, started with `chroma run`) instead of local folders; "
                                  "default: $HOPRAG_CHROMA_URL.")
@@ -132,6 +135,7 @@ def ask(
     preset: str = PRESET_OPTION,
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
+    reproducible: bool = REPRODUCIBLE_OPTION,
     retriever: str = RETRIEVER_OPTION,
     k: int = K_OPTION,
     max_steps: int = MAX_STEPS_OPTION,
@@ -150,7 +154,7 @@ def ask(
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
-                       seed=seed, furepa_scorer=furepa_scorer)
+                       seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer)
     if retriever != "wikipedia":  # the live API needs no local index
         ensure_index(index)
     if not as_json:
@@ -292,6 +296,7 @@ def eval_cmd(
     preset: str = PRESET_OPTION,
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
+    reproducible: bool = REPRODUCIBLE_OPTION,
     seeds: int = typer.Option(1, help="Runs with seeds seed, seed+1, ... (each in OUT/seed-N); summary.json has mean and spread."),
     concurrency: int = typer.Option(1, help="Questions run at once."),
     judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
@@ -311,7 +316,7 @@ def eval_cmd(
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
-                       temperature=temperature, seed=seed, furepa_scorer=furepa_scorer)
+                       temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer)
     if retriever == "wikipedia":  # the live API needs no local index
         index_name = "wikipedia"
     elif index == "auto":

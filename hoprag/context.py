@@ -94,6 +94,9 @@ class Context:
     rearag_invalid_feedback: bool | None = _describe(
         None, "small: a regenerated ReaRAG step sees why the last output was invalid (paper: a silent resample)."
     )
+    rearag_lenient_actions: bool | None = _describe(
+        None, "ReaRAG, small: also read `Action N: search {\"query\": ...}` and a bare parameters object as a call."
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")
@@ -113,12 +116,18 @@ class Context:
         None, "Sampling temperature of every LLM call (paper: the paper's, e.g. 0.7 for ReNAct; small: 0)."
     )
     seed: int | None = _describe(0, "Sampling seed, for reproducible runs; None leaves sampling unseeded.")
+    reproducible: bool = _describe(
+        False,
+        "Embedded model: a prompt gives the same output whatever ran before it. The KV cache is reused only in "
+        "whole 512-token blocks evaluated as one batch, since llama.cpp's arithmetic depends on the batch a token "
+        "was evaluated in; costs re-processing up to 511 prompt tokens a call.",
+    )
     max_tokens: int | None = _describe(None, "Maximum tokens generated per LLM call (preset: 256; ReSP paper 200).")
     concise_answer: bool | None = _describe(
         None, "small: shorten a ReAct/ReNAct finish answer of more than 8 words with one generator call."
     )
     short_answer_instruction: bool | None = _describe(
-        None, "small: tell the reasoner and generator that an answer is a name, date, number or yes/no, never a sentence."
+        None, "small: tell the reasoner and generator that an answer is only the specific name, date, number or yes/no, never a sentence."
     )
     lenient_notes: bool | None = _describe(
         None, "small: a note without a YES/NO prefix counts as a note unless it reads as a refusal."

@@ -1,7 +1,7 @@
 """The embedded runtime: llama-cpp-python in process, or `llama_cpp.server` on 127.0.0.1.
 
-In process is the default (see BENCHMARKS.md): it returns usage and logprobs directly from
-`create_chat_completion`, needs no port or child process, and gives each role its own KV cache.
+In process is the default (see BENCHMARKS.md): it returns usage and logprobs directly, needs no port
+or child process, and keeps one KV cache per role on one shared context (`LocalRuntime`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import urllib.request
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -30,38 +31,175 @@ from hoprag.local_models import resolve_gguf
 _COMPUTE_LOCK = threading.Lock()
 
 
-class ChatLlamaCpp(BaseChatModel):
-    """A LangChain chat model over an in-process `llama_cpp.Llama`."""
+def _llama_class() -> type:
+    """`llama_cpp.Llama` with what the embedded runtime adds (defined on first use: the import is optional)."""
+    try:
+        import numpy as np
+        from llama_cpp import Llama
+    except ImportError as error:
+        raise HopragError(
+            "the embedded runtime is not installed; run: pip install -e '.[local]' (llama-cpp-python)"
+        ) from error
 
-    client: Any = None
+    class HopragLlama(Llama):  # type: ignore[misc]
+        """Three additions to llama.cpp's generation loop:
+
+        - `block_aligned`: reuse the KV cache only in whole `n_batch` blocks that were evaluated as one
+          aligned batch, and evaluate the rest of a prompt in blocks aligned to its start. llama.cpp's
+          arithmetic for a token depends on the batch it was evaluated in, so this makes a prompt's output
+          independent of what ran before it (reproducible runs).
+        - `token_logprobs`: when a list, each sampled token's log-probability under the model is appended
+          to it, read from the logits of the last position. No `logits_all` (a score row for every prompt
+          token), which made FLARE's calls several times slower.
+        - `prompt_start`: how many prompt tokens the last call reused from the KV cache.
+        """
+
+        block_aligned = False
+        aligned_until = 0  # every n_batch block below this was evaluated as one aligned batch
+        token_logprobs: list[tuple[int, float]] | None = None
+        prompt_start: int | None = None
+
+        def generate(self, tokens: Any, **kwargs: Any) -> Any:
+            tokens = list(tokens)
+            self.prompt_start = None
+            if self.block_aligned and self.n_tokens:
+                shared = min(self.n_tokens, len(tokens))
+                differ = np.flatnonzero(self._input_ids[:shared] != np.asarray(tokens[:shared]))
+                common = int(differ[0]) if differ.size else shared
+                keep = min(common, self.aligned_until, len(tokens) - 1) // self.n_batch * self.n_batch
+                if keep < self.n_tokens:
+                    self._ctx.kv_cache_seq_rm(-1, keep, -1)
+                    self.n_tokens = keep
+                    self._requires_eval = True
+            return super().generate(tokens, **kwargs)
+
+        def eval(self, tokens: Any) -> None:
+            start = self.n_tokens
+            if self.prompt_start is None:
+                self.prompt_start = start
+            super().eval(tokens)
+            block = self.n_batch
+            if start % block == 0 and start <= self.aligned_until:
+                self.aligned_until = (start + len(tokens)) // block * block
+            else:
+                self.aligned_until = min(self.aligned_until, start // block * block)
+
+        def reset(self) -> None:
+            super().reset()
+            self.aligned_until = 0
+
+        def sample(self, *args: Any, idx: int | None = None, **kwargs: Any) -> int:
+            token = super().sample(*args, idx=idx, **kwargs)
+            if self.token_logprobs is not None:
+                row = idx - self.n_tokens if idx is not None else -1
+                logits = np.ctypeslib.as_array(self._ctx.get_logits_ith(row), shape=(self._n_vocab,))
+                top = float(logits.max())
+                log_total = top + float(np.log(np.exp(logits - top, dtype=np.float64).sum()))
+                self.token_logprobs.append((int(token), float(logits[token]) - log_total))
+            return int(token)
+
+    return HopragLlama
+
+
+@dataclass
+class _SavedRole:
+    """A role's KV cache (llama.cpp sequence state), its tokens, and how far it is block-aligned."""
+
+    kv: Any
+    size: int
+    input_ids: Any
+    aligned_until: int
+
+
+class LocalRuntime:
+    """One llama.cpp model and context per model file, shared by every role.
+
+    llama.cpp reuses the KV cache only for the prefix a prompt shares with the previous call on the same
+    context, and the roles alternate (reasoner, note writer, reasoner, ...). Each role therefore keeps its
+    own KV cache: when another role calls, the active role's sequence state is saved (a copy of the
+    cache cells it uses, about 29 KB a token for the 1.5B model) and the caller's is restored. One
+    context instead of one per role keeps one set of compute buffers and one mapping of the weights:
+    ReSP held 6.4-8.4 GB resident with an instance per role.
+    """
+
+    def __init__(self, llama: Any) -> None:
+        self.llama = llama
+        self.active_role: str | None = None
+        self.saved: dict[str, _SavedRole] = {}
+
+    def activate(self, role: str) -> None:
+        """Make `role`'s KV cache the live one. Call with the compute lock held."""
+        if role == self.active_role:
+            return
+        if self.active_role is not None:
+            self.saved[self.active_role] = self._save()
+        state = self.saved.pop(role, None)
+        if state is None or not self._restore(state):
+            self.llama.reset()
+        self.active_role = role
+
+    def _save(self) -> _SavedRole:
+        import ctypes
+
+        import llama_cpp
+
+        llama = self.llama
+        context = llama._ctx.ctx
+        size = int(llama_cpp.llama_state_seq_get_size(context, 0))
+        buffer = (ctypes.c_uint8 * size)()
+        written = int(llama_cpp.llama_state_seq_get_data(context, buffer, size, 0))
+        return _SavedRole(buffer, written, llama.input_ids[: llama.n_tokens].copy(), llama.aligned_until)
+
+    def _restore(self, state: _SavedRole) -> bool:
+        import llama_cpp
+
+        llama = self.llama
+        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
+        if state.size == 0 or llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, state.kv, state.size, 0) != state.size:
+            return False
+        n_tokens = len(state.input_ids)
+        llama.input_ids[:n_tokens] = state.input_ids
+        llama.n_tokens = n_tokens
+        llama.aligned_until = state.aligned_until
+        llama._requires_eval = True  # the next call evaluates at least one token before it samples
+        return True
+
+
+_RUNTIMES: dict[tuple[str, int, int], LocalRuntime] = {}
+
+
+def local_runtime(name: str, *, n_ctx: int, n_threads: int) -> LocalRuntime:
+    """The shared runtime of a model file (loaded on first use). Call with hoprag.llm's model lock held."""
+    path = resolve_gguf(name)
+    key = (str(path), n_ctx, n_threads)
+    if key not in _RUNTIMES:
+        llama_class = _llama_class()
+        try:
+            llama = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+        except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
+            raise HopragError(f"llama.cpp could not load {path.name}: {error}") from error
+        _RUNTIMES[key] = LocalRuntime(llama)
+    return _RUNTIMES[key]
+
+
+class ChatLlamaCpp(BaseChatModel):
+    """A LangChain chat model for one role over the shared in-process runtime of a model file."""
+
+    runtime: Any = None
+    role: str = ""
     model_path: str = ""
     seed: int | None = 0
-    logits_all: bool = False  # loaded with logits for every token: it can report log-probabilities
 
     model_config = {"arbitrary_types_allowed": True}
 
     @classmethod
-    def load(cls, name: str, *, n_ctx: int, n_threads: int, seed: int | None, logits_all: bool = False) -> ChatLlamaCpp:
-        try:
-            from llama_cpp import LLAMA_DEFAULT_SEED, Llama
-        except ImportError as error:
-            raise HopragError(
-                "the embedded runtime is not installed; run: pip install -e '.[local]' (llama-cpp-python)"
-            ) from error
-        path = resolve_gguf(name)
-        try:
-            client = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=n_threads,
-                n_batch=512,
-                seed=LLAMA_DEFAULT_SEED if seed is None else seed,
-                logits_all=logits_all,  # every token's logits: FLARE's log-probabilities, at a prompt-speed cost
-                verbose=False,
-            )
-        except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
-            raise HopragError(f"llama.cpp could not load {path.name}: {error}") from error
-        return cls(client=client, model_path=str(path), seed=seed, logits_all=logits_all)
+    def load(cls, name: str, *, role: str, n_ctx: int, n_threads: int, seed: int | None) -> ChatLlamaCpp:
+        runtime = local_runtime(name, n_ctx=n_ctx, n_threads=n_threads)
+        return cls(runtime=runtime, role=role, model_path=str(runtime.llama.model_path), seed=seed)
+
+    @property
+    def client(self) -> Any:
+        return self.runtime.llama
 
     @property
     def _llm_type(self) -> str:
@@ -72,45 +210,63 @@ class ChatLlamaCpp(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
+        from llama_cpp import LLAMA_DEFAULT_SEED
+
         want_logprobs = bool(kwargs.pop("logprobs", False))
-        if want_logprobs and not self.logits_all:
-            raise HopragError("this llama.cpp instance was loaded without logits_all; ask hoprag.llm.chat_model for "
-                              "one with logprobs=True")
+        seed = kwargs.get("seed", self.seed)
         asked = time.time()
         with _COMPUTE_LOCK:
             started = time.time()
-            result = self.client.create_chat_completion(
-                messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
-                stop=stop or [],
-                max_tokens=kwargs.get("max_tokens", 256),
-                temperature=kwargs.get("temperature", 0.0),
-                seed=kwargs.get("seed", self.seed),
-                repeat_penalty=1.0,
-                logprobs=want_logprobs or None,
-                top_logprobs=5 if want_logprobs else None,
-            )
+            self.runtime.activate(self.role)
+            llama = self.client
+            llama.block_aligned = bool(kwargs.get("reproducible", False))
+            llama.token_logprobs = [] if want_logprobs else None
+            try:
+                result = llama.create_chat_completion(
+                    messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
+                    stop=stop or [],
+                    max_tokens=kwargs.get("max_tokens", 256),
+                    temperature=kwargs.get("temperature", 0.0),
+                    seed=LLAMA_DEFAULT_SEED if seed is None else seed,
+                    repeat_penalty=1.0,
+                )
+                sampled, reused = llama.token_logprobs or [], llama.prompt_start
+            finally:
+                llama.token_logprobs = None
         choice = result["choices"][0]
+        text = choice["message"]["content"] or ""
         usage = result.get("usage") or {}
+        input_tokens = int(usage.get("prompt_tokens", 0))
         # When the model started on this call and how long the call queued behind others' calls (runs that
-        # share the process, e.g. concurrent server runs), so usage records separate waiting from compute.
+        # share the process, e.g. concurrent server runs), so usage records separate waiting from compute;
+        # how many prompt tokens the model evaluated rather than reused from the role's KV cache.
         metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason"), "model_name": self.model_path,
-                                    "compute_started": started, "queued_seconds": round(started - asked, 4)}
-        if want_logprobs and choice.get("logprobs"):
-            metadata["logprobs"] = {
-                "content": [
-                    {"token": t["token"], "logprob": float(t["logprob"])} for t in choice["logprobs"]["content"]
-                ]
-            }
+                                    "compute_started": started, "queued_seconds": round(started - asked, 4),
+                                    "evaluated_tokens": input_tokens - reused if reused is not None else 0}
+        if want_logprobs:
+            metadata["logprobs"] = {"content": self._text_logprobs(text, sampled)}
         message = AIMessage(
-            content=choice["message"]["content"] or "",
+            content=text,
             usage_metadata={
-                "input_tokens": int(usage.get("prompt_tokens", 0)),
+                "input_tokens": input_tokens,
                 "output_tokens": int(usage.get("completion_tokens", 0)),
                 "total_tokens": int(usage.get("total_tokens", 0)),
             },
             response_metadata=metadata,
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _text_logprobs(self, text: str, sampled: list[tuple[int, float]]) -> list[dict[str, Any]]:
+        """The sampled tokens that make up `text`, OpenAI-style; tokens past it (a stop sequence, the end
+        token) are dropped."""
+        wanted, covered, content = len(text.encode("utf-8")), 0, []
+        for token, logprob in sampled:
+            if covered >= wanted:
+                break
+            piece = self.client.detokenize([token])
+            covered += len(piece)
+            content.append({"token": piece.decode("utf-8", errors="ignore"), "logprob": logprob})
+        return content
 
 
 def _free_port() -> int:

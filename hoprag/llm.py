@@ -61,6 +61,8 @@ class LLMCall:
     # and the wall-clock time the model started on the call.
     queued_seconds: float = 0.0
     compute_started: float | None = None
+    # The embedded model only: prompt tokens the model evaluated, the rest reused from the role's KV cache.
+    evaluated_tokens: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,6 +80,10 @@ def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, floa
         row = totals.setdefault(
             call["role"], {"calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0, "seconds": 0.0}
         )
+        if call.get("evaluated_tokens") is not None and not call.get("cached"):
+            # The embedded model: prompt tokens it evaluated, of the prompt tokens of the calls that say so.
+            row["evaluated_tokens"] = row.get("evaluated_tokens", 0) + call["evaluated_tokens"]
+            row["evaluated_of"] = row.get("evaluated_of", 0) + call["input_tokens"]
         row["calls"] += 1
         row["cached_calls"] += int(bool(call.get("cached")))
         row["input_tokens"] += call["input_tokens"]
@@ -174,10 +180,8 @@ def _local_n_ctx() -> int:
 
 
 def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> BaseChatModel:
-    """A cached chat model for a spec. Local models get one llama.cpp instance per role: llama.cpp
-    only reuses the KV cache for the prefix shared with the previous call on the same instance, so
-    alternating roles on one instance would re-read every prompt from scratch. Weights are mmapped,
-    so the instances share them."""
+    """A cached chat model for a spec and role. Local roles of one model file share one llama.cpp
+    context, each with its own saved KV cache, so alternating roles do not re-read every prompt."""
     kind, _, name = spec.partition(":")
     if kind == "fake":
         if spec not in _FAKES:
@@ -193,15 +197,17 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
     # candidates, retries) share one instance instead of loading the model again.
     # An OpenAI-compatible client is bound to its endpoint and timeout when made: both are part of its key.
     endpoint = (os.environ.get("OPENAI_BASE_URL"), os.environ.get("HOPRAG_TIMEOUT")) if kind == "openai" else None
-    key = (spec, role if kind == "local" else "", logprobs and kind != "openai", endpoint)
+    # Local roles share one llama.cpp context per model file (hoprag.llama_local.LocalRuntime), which also
+    # reports log-probabilities, so only the server needs a logits instance of its own.
+    key = (spec, role if kind == "local" else "", logprobs and kind == "local-server", endpoint)
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]
         if kind == "local":
             from hoprag.llama_local import ChatLlamaCpp
 
-            model: BaseChatModel = ChatLlamaCpp.load(name, n_ctx=_local_n_ctx(), n_threads=_local_threads(), seed=ctx.seed,
-                                                     logits_all=logprobs)
+            model: BaseChatModel = ChatLlamaCpp.load(name, role=role, n_ctx=_local_n_ctx(), n_threads=_local_threads(),
+                                                     seed=ctx.seed)
         elif kind == "local-server":
             from hoprag.llama_local import local_server_model
 
@@ -283,6 +289,8 @@ def call_llm(
             kwargs["top_logprobs"] = 1  # llama_cpp.server returns logprobs only when top_logprobs is set
     if spec.startswith(("local", "openai")) and ctx.seed is not None:
         kwargs["seed"] = ctx.seed
+    if spec.startswith("local:") and ctx.reproducible:
+        kwargs["reproducible"] = True
     cache, key = None, ""
     if ctx.llm_cache and is_cacheable(ctx.temperature, ctx.seed):
         cache = response_cache()
@@ -324,6 +332,7 @@ def call_llm(
             seconds=round(seconds, 4),
             queued_seconds=float(message.response_metadata.get("queued_seconds") or 0.0),
             compute_started=message.response_metadata.get("compute_started"),
+            evaluated_tokens=message.response_metadata.get("evaluated_tokens"),
         )
         if logprobs and not token_probabilities(message):
             raise NoLogprobsError(

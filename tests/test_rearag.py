@@ -69,6 +69,25 @@ def test_invalid_actions_are_problems(text, problem):
     assert call.invalid and problem in call.problem
 
 
+# The shapes the embedded 1.5B model writes in 88% of its steps (BENCHMARKS.md): read in `small` only.
+@pytest.mark.parametrize(("text", "function", "argument"), [
+    ('Thought 1: t\nAction 1: search\n{\n    "query": "Who wrote it?"\n}', "search", "Who wrote it?"),
+    ("Thought 2: t\nAction 2: finish {'answer': 'Thomas Nabbes'}", "finish", "Thomas Nabbes"),
+    ('Thought 1: t\nAction 1: **search**({"query": "Who wrote it?"})', "search", "Who wrote it?"),
+    ('Thought 1: t\nAction 1: {"query": "Who wrote it?"}', "search", "Who wrote it?"),
+    ('Thought 3: t\nAction 3: {"parameters": {"answer": "Exeter"}}', "finish", "Exeter"),
+])
+def test_small_models_call_shapes_parse_only_when_lenient(text, function, argument):
+    assert parse_rearag_action(text).invalid  # paper: the official format only, so the step is regenerated
+    call = parse_rearag_action(text, lenient=True)
+    assert (call.function, call.argument) == (function, argument)
+
+
+def test_lenient_parsing_still_refuses_what_is_not_a_call():
+    assert parse_rearag_action('Action 1: lookup {"term": "x"}', lenient=True).problem == "unknown function None"
+    assert "needs parameters.answer" in parse_rearag_action('Action 1: finish {"query": "x"}', lenient=True).problem
+
+
 # ---------------------------------------------------------------- the graph
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import json
 import os
+import resource
 import subprocess
 import threading
 import time
@@ -68,6 +69,8 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") 
     if example.supporting_titles:  # a closed-book method's recall is n/a (None), not 0
         metrics["retrieval_recall"] = (None if method in CLOSED_BOOK
                                        else retrieval_recall(titles, example.supporting_titles))
+    # Peak resident memory of the process so far (the model, indexes, caches): a run's peak is its records' max.
+    record["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     record.update(prediction=result["answer"], metrics=metrics, error=None, **{
         k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "parsed_outputs", "invalid_outputs",
                                "usage", "answer_usage", "seconds", "finished_by", "trajectory")
@@ -140,6 +143,14 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     summary["tokens_per_question"] = {role: {k: round(v, 1) for k, v in row.items()} for role, row in roles.items()}
     summary["total_tokens_per_question"] = round(
         sum(row["input_tokens"] + row["output_tokens"] for row in roles.values()), 1)
+    # The embedded model: the share of prompt tokens it evaluated rather than reused from a role's KV cache.
+    evaluated = [(u["evaluated_tokens"], u["evaluated_of"]) for r in records for u in (r.get("usage") or {}).values()
+                 if u.get("evaluated_of")]
+    if evaluated:
+        summary["reprocessed_prompt_share"] = round(100 * sum(e for e, _ in evaluated) / sum(o for _, o in evaluated), 1)
+    peaks = [r["peak_rss_mb"] for r in records if r.get("peak_rss_mb")]
+    if peaks:
+        summary["peak_rss_mb"] = max(peaks)
     return summary
 
 

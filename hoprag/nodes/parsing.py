@@ -217,9 +217,16 @@ def _as_data(literal: str) -> object:
         return None
 
 
-def parse_rearag_action(text: str) -> FunctionCall:
+_NAMED_CALL = re.compile(r"^\s*[`*]*\s*(search|finish)\b\s*[:(]?", re.IGNORECASE)
+
+
+def parse_rearag_action(text: str, lenient: bool = False) -> FunctionCall:
     """`Thought N: ...` and `Action N:` with `{'function': 'search'|'finish', 'parameters': {...}}`: the first
-    object after the Action label (code fences, single quotes and trailing text are fine)."""
+    object after the Action label (code fences, single quotes and trailing text are fine).
+
+    `lenient` (small) also reads the two shapes small models write instead: the function's name then its
+    parameters (`Action 1: search {"query": ...}`), or the parameters alone (`{"query": ...}`: a query is a
+    search, an answer a finish)."""
     text = text if isinstance(text, str) else str(text)
     thought_match = _REARAG_THOUGHT.search(text)
     thought = " ".join((thought_match.group(2) if thought_match else "").split())
@@ -227,13 +234,19 @@ def parse_rearag_action(text: str) -> FunctionCall:
     number = int(action_match.group(1)) if action_match and action_match.group(1) else None
     if action_match is None:
         return FunctionCall(thought, "invalid", number=number, problem="no 'Action N:'")
-    literal = _first_object(text[action_match.end():])
+    action = text[action_match.end():]
+    literal = _first_object(action)
     if literal is None:
         return FunctionCall(thought, "invalid", number=number, problem="no {...} function call after 'Action:'")
     data = _as_data(literal)
     if not isinstance(data, dict):
         return FunctionCall(thought, "invalid", number=number, problem="the function call is not a dict")
     function, parameters = data.get("function"), data.get("parameters")
+    if lenient and function is None:
+        named = _NAMED_CALL.match(action)
+        parameters = parameters if isinstance(parameters, dict) else data
+        function = named.group(1).lower() if named else "search" if "query" in parameters else \
+            "finish" if "answer" in parameters else None
     if function not in ("search", "finish"):
         return FunctionCall(thought, "invalid", number=number, problem=f"unknown function {function!r}")
     key = "query" if function == "search" else "answer"

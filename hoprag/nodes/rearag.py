@@ -64,7 +64,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     for attempt in range(budget + 1):
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
         text, record, _ = call_llm(role, attempt_messages, options, stop=STOP)
-        call = parse_rearag_action(first_step(text))
+        call = parse_rearag_action(first_step(text), lenient=bool(ctx.rearag_lenient_actions))
         records.append(record.parsed(call.invalid, call.problem))
         if not call.invalid:
             return call, first_step(text), records, attempt

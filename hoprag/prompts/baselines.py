@@ -11,4 +11,4 @@ COT = (
     "with one line of the form \"So the answer is: <answer>\"{short_answer}.\n\nQuestion: {question}"
 )
 # The `short_answer_instruction` option (small preset).
-COT_SHORT_ANSWER = ", where the answer is a name, a date, a number, or yes/no, never a sentence"
+COT_SHORT_ANSWER = ", where the answer is only the few words that answer the question (the specific name, date, number, or yes/no), never a sentence"

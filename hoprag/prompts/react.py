@@ -32,7 +32,7 @@ REACT_QUESTION = """
 Question: {question}"""
 
 # Appended to the finish action's description by the `short_answer_instruction` option (small preset).
-SHORT_ANSWER = " The answer is short: a name, a date, a number, or yes/no, never a sentence."
+SHORT_ANSWER = " The answer is only the few words that answer the question (the specific name, date, number, or yes/no), never a sentence."
 
 # At the step cap T: "a final answer is synthesized based on the full history and the collected notes"
 # (NotesWriting §3.2). The history is the reasoner's own chat turns; this is the last user turn.
@@ -44,7 +44,7 @@ Collected notes:
 {notes}
 """
 
-CONCISE = """Shorten the answer to the fewest words that still answer the question (a name, a date, a number, or yes/no). Reply with the short answer only.
+CONCISE = """Shorten the answer to the fewest words that still answer the question (the specific name, date, number, or yes/no). Reply with the short answer only.
 
 Question: {question}
 Long answer: {answer}

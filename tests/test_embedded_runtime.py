@@ -1,0 +1,64 @@
+"""The embedded runtime with the real model: one shared llama.cpp context whose roles keep their own KV
+caches, log-probabilities without logits_all, and reproducible prompt evaluation."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoprag import llama_local, llm
+from hoprag.context import Context
+from hoprag.llm import call_llm, chat_model, token_probabilities
+
+pytestmark = pytest.mark.slow
+
+SPEC = "local:qwen2.5-coder-1.5b"
+# About 700 tokens: more than one 512-token block, so block-aligned reuse has something to reuse.
+FACTS = " ".join(f"River {i} flows through town {i * 7} and has {i * 3} bridges." for i in range(42))
+QUESTION = "\nHow many bridges does river 17 have? Answer with the number only."
+
+
+@pytest.fixture
+def fresh_runtime(monkeypatch):
+    """An empty model cache, as in a new process: nothing evaluated before the test's first call."""
+    monkeypatch.setattr(llm, "_MODELS", {})
+    monkeypatch.setattr(llama_local, "_RUNTIMES", {})
+
+
+def test_roles_share_one_model_and_keep_their_own_kv_cache(fresh_runtime):
+    ctx = Context(llm=SPEC, temperature=0.0, max_tokens=8)
+    reasoner, notes = chat_model(SPEC, "reasoner", ctx), chat_model(SPEC, "notes", ctx)
+    assert reasoner is not notes and reasoner.runtime is notes.runtime  # one model, one context
+    _, first, _ = call_llm("reasoner", FACTS + QUESTION, ctx)
+    _, other, _ = call_llm("notes", "Name the capital of France in one word.", ctx)
+    _, again, _ = call_llm("reasoner", FACTS + QUESTION + " Then add one.", ctx)
+    assert first.evaluated_tokens == first.input_tokens and other.evaluated_tokens == other.input_tokens
+    # The notes call ran in between, yet the reasoner's prompt prefix came back from its saved cache.
+    assert again.evaluated_tokens < 20 < again.input_tokens
+
+
+def test_log_probabilities_come_from_the_shared_context(fresh_runtime):
+    ctx = Context(llm=SPEC, temperature=0.0, max_tokens=8)
+    text, record, message = call_llm("reasoner", "Name the capital of France in one word.", ctx, logprobs=True)
+    tokens = token_probabilities(message)
+    assert "".join(t for t, _ in tokens) == text and len(tokens) <= record.output_tokens
+    assert all(0.0 < p <= 1.0 for _, p in tokens) and tokens[0][1] > 0.5
+
+
+def _outputs_after(history: list[str], reproducible: bool) -> tuple[str, list[float]]:
+    """The text and token log-probabilities of FACTS + QUESTION, asked after `history` in a fresh runtime."""
+    llm._MODELS.clear()
+    llama_local._RUNTIMES.clear()
+    ctx = Context(llm=SPEC, temperature=0.0, max_tokens=12, reproducible=reproducible)
+    for prompt in history:
+        call_llm("reasoner", prompt, ctx)
+    text, _, message = call_llm("reasoner", FACTS + QUESTION, ctx, logprobs=True)
+    return text, [logprob for _, logprob in token_probabilities(message)]
+
+
+def test_a_reproducible_prompt_gives_the_same_output_whatever_ran_before(fresh_runtime):
+    """Without the option, reusing a 600-token prefix evaluated in other batches moves the log-probabilities
+    (by up to 0.04 in BENCHMARKS.md); with it they are bit-identical."""
+    alone = _outputs_after([], reproducible=True)
+    after_a_shared_prefix = _outputs_after([FACTS[:2400] + " What is 2 + 2?"], reproducible=True)
+    after_a_longer_prompt = _outputs_after([FACTS + QUESTION + " Explain."], reproducible=True)
+    assert alone[1] and alone == after_a_shared_prefix == after_a_longer_prompt
