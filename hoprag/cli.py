@@ -178,7 +178,7 @@ def ask(
 @index_app.command("build")
 def index_build(
     name: str = typer.Argument(..., help="Index name."),
-    source: str = typer.Option(..., help="jsonl:PATH | hotpotqa:PATH | musique:PATH | 2wiki:PATH | wiki-offline | wikipedia:PATH"),
+    source: list[str] = typer.Option(..., help="jsonl:PATH | hotpotqa:PATH | musique:PATH | 2wiki:PATH | wiki-offline | wikipedia:PATH; repeat it to pool several sources into one corpus"),
     embedder: str = typer.Option(None, help="Dense embedder (default: the packaged one with the best measured recall), or none: BM25 only (seconds; dense vectors can be added later by building again with an embedder)."),
     batch_size: int = typer.Option(256, help="Passages embedded and written per batch (memory is flat in the corpus size; a kill loses at most one batch)."),
     embed_device: str = typer.Option(None, help="Device of sentence-transformers embedders: cpu, cuda, cuda:1, mps (default: a GPU when there is one)."),
@@ -194,7 +194,9 @@ def index_build(
     if embed_device:
         os.environ["HOPRAG_EMBED_DEVICE"] = embed_device
     kwargs = {"embedder": embedder} if embedder else {}
-    manifest = build_index(name, source, batch_size=batch_size, bm25=bm25, **kwargs)
+    from hoprag.retrievers.sources import SOURCE_SEPARATOR
+
+    manifest = build_index(name, SOURCE_SEPARATOR.join(source), batch_size=batch_size, bm25=bm25, **kwargs)
     out.print(f"index [bold]{name}[/]: {manifest['count']} passages, embedder {manifest['embedder']}")
 
 

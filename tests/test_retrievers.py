@@ -131,6 +131,15 @@ def test_jsonl_flashrag_and_plain(tmp_path: Path) -> None:
     assert [(d.id, d.title, d.text) for d in iter_source(f"jsonl:{plain}")] == [("x", "T", "body")]
 
 
+def test_sources_pool_into_one_corpus_without_repeats(tmp_path: Path) -> None:
+    """The open-corpus setting pools several files (and wiki-offline); a passage in two files is kept once."""
+    one = write_jsonl(tmp_path / "one.jsonl", [{"id": "a", "title": "A", "text": "alpha"}, {"id": "b", "title": "B", "text": "beta"}])
+    two = write_jsonl(tmp_path / "two.jsonl", [{"id": "b", "title": "B", "text": "beta"}, {"id": "c", "title": "C", "text": "gamma"}])
+    assert [d.id for d in iter_source(f"jsonl:{one} + jsonl:{two}")] == ["a", "b", "c"]
+    with pytest.raises(HopragError, match="missing.jsonl"):  # every part is checked before any is read
+        iter_source(f"jsonl:{one} + jsonl:{tmp_path / 'missing.jsonl'}")
+
+
 def test_wikipedia_splits_long_articles(tmp_path: Path) -> None:
     text = " ".join(f"w{i}" for i in range(250))
     file = write_jsonl(tmp_path / "wiki.jsonl", [{"id": "12", "url": "u", "title": "Long", "text": text}])

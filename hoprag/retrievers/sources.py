@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -181,11 +182,20 @@ def _wikipedia(file: Path, spec: str) -> Iterator[Document]:
                 yield _doc(title, chunk, spec, f"{article_id}-{i}", url=str(article.get("url", "")))
 
 
+# Joins source specs into one pooled corpus: `hotpotqa:a.json + musique:b.jsonl + wiki-offline`.
+SOURCE_SEPARATOR = " + "
+
+
 def iter_source(spec: str, dedupe: bool = True) -> Iterator[Document]:
     """Stream the documents of a source spec; raises HopragError for unknown kinds, missing files and
     empty corpora (the last one only once the stream is exhausted). `dedupe` drops repeated passages
     (the same paragraph in several questions' contexts) at the cost of a set of every id; an index
     build passes False, since its store skips the passages it already holds."""
+    if SOURCE_SEPARATOR in spec:  # several sources pooled into one corpus
+        parts = [part.strip() for part in spec.split(SOURCE_SEPARATOR) if part.strip()]
+        streams = [iter_source(part, dedupe=False) for part in parts]  # each part checked before any is read
+        pooled = itertools.chain.from_iterable(streams)
+        return _non_empty(_dedupe(pooled) if dedupe else pooled, spec)
     kind, _, path = spec.partition(":")
     if kind == "wiki-offline":
         stream: Iterator[Document] = _wiki_offline(spec)
