@@ -332,7 +332,8 @@ def eval_cmd(
     else:
         summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), **options)
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
-            "avg_steps", "total_tokens_per_question", "avg_seconds")
+            "avg_steps", "total_tokens_per_question", "avg_seconds", "seconds_over_llm", "reprocessed_prompt_share",
+            "peak_rss_mb")
     out.print(f"preset {preset} | " + " | ".join(f"{key} {summary.get(key)}" for key in keys))
 
 

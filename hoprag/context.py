@@ -97,6 +97,9 @@ class Context:
     rearag_lenient_actions: bool | None = _describe(
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}` and a bare parameters object as a call."
     )
+    refuse_repeated_queries: bool | None = _describe(
+        None, "ReAct family, small: a search that repeats an earlier one is not run; its observation says so."
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")

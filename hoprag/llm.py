@@ -89,6 +89,8 @@ def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, floa
         row["input_tokens"] += call["input_tokens"]
         row["output_tokens"] += call["output_tokens"]
         row["seconds"] = round(row["seconds"] + call["seconds"], 3)
+        if call.get("queued_seconds"):  # waiting for the embedded model's lock, inside `seconds`
+            row["queued_seconds"] = round(row.get("queued_seconds", 0.0) + call["queued_seconds"], 3)
     return totals
 
 

@@ -26,6 +26,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "closed_step_tags": False,
     "rearag_invalid_feedback": False,
     "rearag_lenient_actions": False,
+    "refuse_repeated_queries": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -47,6 +48,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "rearag_invalid_feedback": True,
     # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps.
     "rearag_lenient_actions": True,
+    # ReAct family: a search repeating an earlier one is not run; its observation says so (the 1.5B model
+    # repeated 2.2 queries a question, each re-reading the same pages for a step).
+    "refuse_repeated_queries": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -125,6 +129,7 @@ ADAPTATION_METHODS = {
     "closed_step_tags": _COT,
     "rearag_invalid_feedback": {"rearag"},
     "rearag_lenient_actions": {"rearag"},
+    "refuse_repeated_queries": _REACT,
 }
 
 

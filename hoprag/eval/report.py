@@ -10,7 +10,7 @@ from hoprag.errors import HopragError
 
 COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "finish_rate", "invalid_output_rate",
            "avg_repeated_queries", "avg_llm_calls", "avg_cached_calls", "total_tokens_per_question", "avg_seconds",
-           "failures")
+           "seconds_over_llm", "reprocessed_prompt_share", "peak_rss_mb", "failures")
 # e.g. a closed-book method retrieves nothing; a single-shot method parses no output
 NOT_APPLICABLE = {"retrieval_recall": "n/a", "invalid_output_rate": "n/a"}
 

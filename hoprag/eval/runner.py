@@ -148,6 +148,12 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
                  if u.get("evaluated_of")]
     if evaluated:
         summary["reprocessed_prompt_share"] = round(100 * sum(e for e, _ in evaluated) / sum(o for _, o in evaluated), 1)
+    # Seconds in the model (calls not served by the cache, less the time they queued for the embedded model)
+    # against the wall-clock seconds of the question: what orchestration, retrieval and Python add.
+    model_seconds = sum(u["seconds"] - u.get("queued_seconds", 0.0) for r in records for u in (r.get("usage") or {}).values())
+    if model_seconds > 0:
+        summary["avg_llm_seconds"] = round(model_seconds / n, 3)
+        summary["seconds_over_llm"] = round(sum(r.get("seconds") or 0 for r in records) / model_seconds, 3)
     peaks = [r["peak_rss_mb"] for r in records if r.get("peak_rss_mb")]
     if peaks:
         summary["peak_rss_mb"] = max(peaks)
