@@ -27,6 +27,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_invalid_feedback": False,
     "rearag_lenient_actions": False,
     "refuse_repeated_queries": False,
+    "grounded_notes": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -51,6 +52,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: a search repeating an earlier one is not run; its observation says so (the 1.5B model
     # repeated 2.2 queries a question, each re-reading the same pages for a step).
     "refuse_repeated_queries": True,
+    # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
+    # writer copies the previous notes into pages that do not contain them).
+    "grounded_notes": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -130,6 +134,7 @@ ADAPTATION_METHODS = {
     "rearag_invalid_feedback": {"rearag"},
     "rearag_lenient_actions": {"rearag"},
     "refuse_repeated_queries": _REACT,
+    "grounded_notes": _NOTES,
 }
 
 

@@ -141,6 +141,21 @@ def test_a_repeated_search_is_refused_in_small_and_run_in_paper(preset):
         assert retriever.queries == ["Rush Who is Rush?", "rush who is rush"]
 
 
+def test_grounded_notes_drop_a_note_the_page_does_not_contain():
+    from hoprag.nodes.write_notes import grounded
+
+    page = "Rush was a Canadian rock band formed in Toronto in 1968."
+    assert grounded("Rush is a Canadian rock band from Toronto.", page)
+    assert not grounded("Neil Peart was inducted into the Modern Drummer Hall of Fame in 1983.", page)
+    for preset, kept in (("paper", 5), ("small", 0)):
+        replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: finish[Rush]"])
+        ctx, models = react_ctx(lambda m, r=replies: next(r), preset=preset)
+        models["notes"].script = lambda m: "YES#Neil Peart joined the Modern Drummer Hall of Fame in 1983."
+        result = run_question("renact", "Which band?", ctx)
+        notes = result["trajectory"][0]["notes"]
+        assert sum(n["relevant"] for n in notes) == kept and all(n.get("ungrounded") for n in notes) == (kept == 0)
+
+
 def test_react_bm25_observes_the_top_bm25_segments_of_the_pages():
     pages = [Document(id="p1", title="Rush (band)", text="# Rush (band)\n\n" + " ".join(
         f"Sentence {i} is filler about touring and albums." for i in range(40)) +

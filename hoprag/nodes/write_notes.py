@@ -3,6 +3,7 @@ written one after another where each note sees the notes before it (ReNAct, iter
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.types import Send
@@ -35,8 +36,27 @@ def write_one_note(
     parsed = parse_note(text, lenient=bool(ctx.lenient_notes))
     note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": parsed.relevant,
             "note": parsed.body, "raw": text, "problem": parsed.problem}
+    if parsed.relevant and ctx.grounded_notes and not grounded(parsed.body, document["text"]):
+        # Small writers copy the previous notes into a page that does not contain them: not a note of this page.
+        note.update(relevant=False, ungrounded=True)
     # An output with no verdict is invalid, even where the lenient option keeps it as a note.
     return note, record.parsed(invalid=bool(parsed.problem), problem=parsed.problem)
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+# Words that say nothing about whether a note came from the page.
+_FUNCTION_WORDS = frozenset(
+    "the a an and or of in on at to for from by with as is was were are be been has had have it its this that "
+    "which who whom whose what when where not no yes also than then there their they he she his her".split())
+
+
+def grounded(note: str, page: str, share: float = 0.5) -> bool:
+    """Whether at least `share` of the note's content words occur in the page."""
+    words = [w for w in _WORD.findall(note.lower()) if w not in _FUNCTION_WORDS]
+    if not words:
+        return True
+    present = set(_WORD.findall(page.lower()))
+    return sum(w in present for w in words) >= share * len(words)
 
 
 def fan_out_notes(state: dict[str, Any], runtime: Any = None) -> list[Send] | str:
@@ -106,8 +126,6 @@ SEGMENT_WORDS = 50
 
 def page_segments(document: dict[str, Any], words: int = SEGMENT_WORDS) -> list[str]:
     """A page cut into segments of about `words` words along its paragraphs and sentences."""
-    import re
-
     text = re.sub(r"^#.*$", "", document["text"], flags=re.MULTILINE)  # the page's own title heading
     sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n{2,}", text) if s.strip()]
     segments: list[str] = []
