@@ -103,6 +103,9 @@ class Context:
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."
     )
+    rearag_concise_long_only: bool | None = _describe(
+        None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")

@@ -28,6 +28,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_lenient_actions": False,
     "refuse_repeated_queries": False,
     "grounded_notes": False,
+    "rearag_concise_long_only": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -55,6 +56,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
     # writer copies the previous notes into pages that do not contain them).
     "grounded_notes": True,
+    # ReaRAG: the concise-answer call only for finish answers of more than 8 words (the official prompt made
+    # the 1.5B model answer "Yes" for "Rush").
+    "rearag_concise_long_only": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -135,6 +139,7 @@ ADAPTATION_METHODS = {
     "rearag_lenient_actions": {"rearag"},
     "refuse_repeated_queries": _REACT,
     "grounded_notes": _NOTES,
+    "rearag_concise_long_only": {"rearag"},
 }
 
 

@@ -109,6 +109,14 @@ def test_search_then_finish_with_the_engine_answer_as_observation():
     assert set(result["usage"]) == {"reasoner", "answerer", "generator"}
 
 
+@pytest.mark.parametrize(("preset", "answer", "concise_calls"), [("paper", "Yes", 1), ("small", "Rush", 0)])
+def test_small_keeps_a_short_finish_answer_as_written(preset, answer, concise_calls):
+    """The official concise prompt turned "Rush" into "Yes" on the 1.5B model; small skips it for short answers."""
+    ctx, _, models = setup([finish(1, "Rush")], generator=lambda m: "Yes", preset=preset)
+    result = run_question("rearag", "Which band released Counterparts?", ctx)
+    assert result["answer"] == answer and len(models["generator"].prompts) == concise_calls
+
+
 def test_an_invalid_action_is_regenerated_and_counted():
     replies = iter(["I think I should search.", search(1, "author"), finish(2, "X")])
     ctx, retriever, _ = setup(lambda m: next(replies))

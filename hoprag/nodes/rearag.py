@@ -13,7 +13,7 @@ from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
-from hoprag.nodes.generate import first_line
+from hoprag.nodes.generate import CONCISE_WORDS, first_line
 from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.rearag import (
@@ -127,6 +127,10 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The answer model's concise version of the finish answer (the official prompt)."""
     ctx = context_of(runtime)
+    if ctx.rearag_concise_long_only and len(state["finish_answer"].split()) <= CONCISE_WORDS:
+        # small: the official prompt's "For yes, or no answer, only answer it short" turned a short answer such
+        # as "Rush" into "Yes" with the 1.5B model; a short finish answer is kept as written.
+        return {"answer": state["finish_answer"], "finished_by": state.get("finished_by") or "finish"}
     text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], reference_ans=state["finish_answer"]),
                                ctx.with_options(temperature=0.0), max_tokens=32)
     return {"answer": first_line(text) or state["finish_answer"], "finished_by": state.get("finished_by") or "finish",
