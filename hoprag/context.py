@@ -98,7 +98,7 @@ class Context:
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}` and a bare parameters object as a call."
     )
     refuse_repeated_queries: bool | None = _describe(
-        None, "ReAct family, small: a search that repeats an earlier one is not run; its observation says so."
+        None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is not run; its observation says so."
     )
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."

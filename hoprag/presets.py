@@ -50,8 +50,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "rearag_invalid_feedback": True,
     # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps.
     "rearag_lenient_actions": True,
-    # ReAct family: a search repeating an earlier one is not run; its observation says so (the 1.5B model
-    # repeated 2.2 queries a question, each re-reading the same pages for a step).
+    # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so (the 1.5B
+    # model repeated 2.2 queries a question in ReNAct, and one ReaRAG chain asked the same query six times).
     "refuse_repeated_queries": True,
     # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
     # writer copies the previous notes into pages that do not contain them).
@@ -137,7 +137,7 @@ ADAPTATION_METHODS = {
     "closed_step_tags": _COT,
     "rearag_invalid_feedback": {"rearag"},
     "rearag_lenient_actions": {"rearag"},
-    "refuse_repeated_queries": _REACT,
+    "refuse_repeated_queries": _REACT | {"rearag"},
     "grounded_notes": _NOTES,
     "rearag_concise_long_only": {"rearag"},
 }

@@ -145,6 +145,20 @@ def test_the_step_bound_forces_an_answer():
     assert "[Reference answer]\nForced" in models["generator"].prompts[0]
 
 
+def test_small_refuses_a_repeated_search_and_reads_a_lenient_forced_finish():
+    def reasoner(messages):
+        if str(messages[-1].content).startswith("You have reached the maximum number of steps"):
+            return 'Thought 4: t\nAction 4: finish {"answer": "Forced"}'
+        return search(len([m for m in messages if m.type == "ai"]) + 1, "again")
+
+    ctx, retriever, models = setup(reasoner, max_steps=3, preset="small")
+    result = run_question("rearag", "Q?", ctx)
+    assert retriever.queries == ["again"]  # asked three times, run once
+    assert [s.get("refused", False) for s in result["trajectory"]] == [False, True, True]
+    assert "You already searched for this in step 1" in result["trajectory"][1]["observation"]
+    assert result["answer"] == "Forced" and result["finished_by"] == "cap" and not models["generator"].prompts
+
+
 def test_small_preset_tells_a_retry_what_was_wrong():
     seen = []
 

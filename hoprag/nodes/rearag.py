@@ -14,8 +14,9 @@ from typing_extensions import TypedDict
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import CONCISE_WORDS, first_line
-from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
+from hoprag.nodes.parsing import FunctionCall, normalize_query, parse_rearag_action
 from hoprag.nodes.retrieve import search
+from hoprag.prompts.react import REPEATED_QUERY
 from hoprag.prompts.rearag import (
     CONCISE,
     FORCE_FINISH,
@@ -106,6 +107,11 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The observation is the RAG engine's answer to the query, not the documents."""
     ctx = context_of(runtime)
     pending = state["pending"]
+    earlier = [n for n, s in enumerate(state.get("trajectory", []), 1)
+               if s.get("kind") == "search" and normalize_query(s.get("query", "")) == normalize_query(pending["query"])]
+    if earlier and ctx.refuse_repeated_queries:  # small: the engine would give the same answer again
+        return {"trajectory": [{**pending, "observation": REPEATED_QUERY.format(step=earlier[0]), "refused": True,
+                                "repeated": True}]}
     answer, documents, record = engine_answer(ctx, pending["query"])
     step = {**pending, "observation": answer, "retrieved_ids": [d.id for d in documents],
             "retrieved_titles": [d.title for d in documents]}
@@ -119,7 +125,8 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     number = len(trajectory) + 1
     messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
     text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP)
-    call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}")
+    call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
+                               lenient=bool(ctx.rearag_lenient_actions))
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
     return {"finish_answer": answer, "finished_by": "cap", "calls": [record.parsed(call.function != "finish", call.problem)]}
 
