@@ -39,6 +39,8 @@ MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 
 PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
+OPTION_OPTION = typer.Option(None, "--option", help="KEY=VALUE: any runtime-context option, e.g. "
+                             "grounded_notes=false to turn one small-preset adaptation off (repeatable).")
 REPRODUCIBLE_OPTION = typer.Option(
     False, "--reproducible", help="Embedded model: every prompt gives the same output whatever ran before it "
     "(KV cache reused in whole 512-token blocks only; costs some prompt re-processing).")
@@ -56,10 +58,15 @@ def use_chroma_server(url: str | None) -> None:
         chroma_client(url)  # an unreachable server fails here, before any work, with one clear line
 
 
-def make_context(*, retriever: str, k: int | None, preset: str = "paper", **options: Any) -> Context:
-    """The runtime Context from CLI options, checking what a user can mistype."""
+def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra: list[str] | None = None,
+                 **options: Any) -> Context:
+    """The runtime Context from CLI options and `--option KEY=VALUE` pairs (`extra`, which win), checking what
+    a user can mistype."""
     from hoprag.presets import PRESET_NAMES
 
+    named = parse_options(extra)
+    retriever, k, preset = named.pop("retriever", retriever), named.pop("k", k), named.pop("preset", preset)
+    options.update(named)
     if retriever not in ("auto", "dense", "bm25", "hybrid", "wikipedia"):
         raise HopragError(f"unknown retriever '{retriever}'; use auto, dense, bm25, hybrid or wikipedia")
     if preset not in PRESET_NAMES:
@@ -72,6 +79,47 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", **opti
     if options.get("temperature") is not None and not 0 <= options["temperature"] <= 2:
         raise HopragError(f"--temperature must be between 0 and 2, got {options['temperature']}")
     return Context(preset=preset).with_options(retriever=retriever, k=k, **options)
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, Any]:
+    """`--option KEY=VALUE` pairs as Context options, each value read by its field's type, so any preset
+    option can be set back (e.g. `--preset small --option grounded_notes=false`)."""
+    import difflib
+    import typing
+
+    hints = typing.get_type_hints(Context)
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, separator, raw = pair.partition("=")
+        key, raw = key.strip().replace("-", "_"), raw.strip()
+        if not separator or key not in hints:
+            close = difflib.get_close_matches(key, list(hints), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else "; the options are the fields of hoprag.context.Context"
+            raise HopragError(f"--option {pair!r}: use KEY=VALUE with a context option{hint}")
+        kinds = [k for k in typing.get_args(hints[key]) or (hints[key],) if k is not type(None)]
+        literals = [v for k in kinds for v in typing.get_args(k) if typing.get_origin(k) is typing.Literal]
+        expected = ("true or false" if bool in kinds else "an integer" if int in kinds else "a number" if float in kinds
+                    else " | ".join(map(str, literals)) if literals else "text")
+        try:
+            if bool in kinds:
+                if raw.lower() not in _TRUE + _FALSE:
+                    raise ValueError(raw)
+                value: Any = raw.lower() in _TRUE
+            elif int in kinds:
+                value = int(raw)
+            elif float in kinds:
+                value = float(raw)
+            elif literals and raw not in literals:
+                raise ValueError(raw)
+            else:
+                value = raw
+        except ValueError:
+            raise HopragError(f"--option {pair!r}: {key} takes {expected}") from None
+        options[key] = value
+    return options
 
 
 def ensure_index(name: str) -> None:
@@ -136,6 +184,7 @@ def ask(
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
     reproducible: bool = REPRODUCIBLE_OPTION,
+    option: list[str] = OPTION_OPTION,
     retriever: str = RETRIEVER_OPTION,
     k: int = K_OPTION,
     max_steps: int = MAX_STEPS_OPTION,
@@ -154,13 +203,13 @@ def ask(
     ctx = make_context(index=index, retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations,
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
-                       seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer)
+                       seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer, extra=option)
     if retriever != "wikipedia":  # the live API needs no local index
         ensure_index(index)
     if not as_json:
         from hoprag.presets import describe_preset
 
-        console.print(f"[dim]{describe_preset(preset, method)}")
+        console.print(f"[dim]{describe_preset(ctx.preset, method, ctx)}")
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
         keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls",
@@ -299,6 +348,7 @@ def eval_cmd(
     temperature: float = TEMPERATURE_OPTION,
     seed: int = SEED_OPTION,
     reproducible: bool = REPRODUCIBLE_OPTION,
+    option: list[str] = OPTION_OPTION,
     seeds: int = typer.Option(1, help="Runs with seeds seed, seed+1, ... (each in OUT/seed-N); summary.json has mean and spread."),
     concurrency: int = typer.Option(1, help="Questions run at once."),
     judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
@@ -318,7 +368,8 @@ def eval_cmd(
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
-                       temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer)
+                       temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer,
+                       extra=option)
     if retriever == "wikipedia":  # the live API needs no local index
         index_name = "wikipedia"
     elif index == "auto":

@@ -143,9 +143,13 @@ ADAPTATION_METHODS = {
 }
 
 
-def describe_preset(preset: str, method: str) -> str:
-    """One line for `hoprag ask`: the method's own parameters and the small-model adaptations turned on."""
+def describe_preset(preset: str, method: str, ctx: Any = None) -> str:
+    """One line for `hoprag ask`: the method's own parameters and the small-model adaptations turned on
+    (as `ctx`, the run's Context, sets them, where given)."""
     options = preset_options(preset, method)
+    if ctx is not None:
+        resolved = ctx.resolved(method)
+        options = {k: getattr(resolved, k) for k in options}
     own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
     caps = {"max_steps": _REACT | {"rearag"}, "max_iterations": {"resp", "furepa", "furepa-no-pa"}, "max_sentences": _COT}
     shown = {k: options[k] for k in ("temperature", "k", *caps) if k in options and method in caps.get(k, {method})}

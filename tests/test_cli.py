@@ -100,6 +100,22 @@ def test_bad_method_and_options_fail_before_any_work(tmp_path):
     assert not (tmp_path / "r").exists()  # nothing was built or written
 
 
+def test_option_pairs_set_context_options_by_their_types():
+    from hoprag.cli import make_context, parse_options
+
+    assert parse_options(["grounded_notes=false", "max-steps=4", "flare_theta=0.7", "resp_on_repeat=replan"]) == {
+        "grounded_notes": False, "max_steps": 4, "flare_theta": 0.7, "resp_on_repeat": "replan"}
+    ctx = make_context(retriever="auto", k=None, preset="small", extra=["grounded_notes=off", "k=3"]).resolved("renact")
+    assert ctx.grounded_notes is False and ctx.k == 3 and ctx.lenient_notes is True  # the rest of the preset stays
+
+
+def test_bad_option_pairs_are_one_line_errors():
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "grounded_note=false"), "did you mean grounded_notes")
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "grounded_notes=maybe"), "grounded_notes takes true or false")
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "resp_on_repeat=never"), "retrieve | replan | end")
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "max_steps"), "use KEY=VALUE")
+
+
 @pytest.mark.slow
 def test_ask_json_with_the_embedded_model(tiny_corpus):
     assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
