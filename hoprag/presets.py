@@ -50,9 +50,10 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "rearag_invalid_feedback": True,
     # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps.
     "rearag_lenient_actions": True,
-    # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so (the 1.5B
-    # model repeated 2.2 queries a question in ReNAct, and one ReaRAG chain asked the same query six times).
-    "refuse_repeated_queries": True,
+    # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so. Off in
+    # `small` too: the greedy 1.5B reasoner asked the refused query again and again, and ReNAct small scored
+    # F1 10 with it (and grounded_notes) against 30 without on 10 questions (BENCHMARKS.md, issue 13).
+    "refuse_repeated_queries": False,
     # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
     # writer copies the previous notes into pages that do not contain them).
     "grounded_notes": True,

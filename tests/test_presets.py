@@ -125,16 +125,16 @@ def test_cap_synthesis_fits_a_small_window_without_crashing():
     assert len(models["generator"].prompts[0]) // 3 < 1500  # the fake counts ~3 characters a token
 
 
-@pytest.mark.parametrize("preset", ["paper", "small"])
-def test_a_repeated_search_is_refused_in_small_and_run_in_paper(preset):
+@pytest.mark.parametrize("refuse", [False, True])
+def test_a_repeated_search_is_refused_only_with_the_option(refuse):
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: search[rush; who is rush]",
                     "Thought 3: t\nAction 3: finish[Rush]"])
-    ctx, models = react_ctx(lambda m: next(replies), preset=preset, concise_answer=False)
+    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False, refuse_repeated_queries=refuse)
     retriever = Recorder(DOCS)
     register_retriever("preset-index", retriever)
     result = run_question("renact", "Which band?", ctx)
     assert result["answer"] == "Rush" and result["repeated_queries"] == 1
-    if preset == "small":  # not retrieved; the next prompt says why
+    if refuse:  # not retrieved; the next prompt says why
         assert retriever.queries == ["Rush Who is Rush?"]
         assert "You already searched for this in step 1" in models["reasoner"].prompts[-1]
     else:

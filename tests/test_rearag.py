@@ -151,7 +151,7 @@ def test_small_refuses_a_repeated_search_and_reads_a_lenient_forced_finish():
             return 'Thought 4: t\nAction 4: finish {"answer": "Forced"}'
         return search(len([m for m in messages if m.type == "ai"]) + 1, "again")
 
-    ctx, retriever, models = setup(reasoner, max_steps=3, preset="small")
+    ctx, retriever, models = setup(reasoner, max_steps=3, preset="small", refuse_repeated_queries=True)
     result = run_question("rearag", "Q?", ctx)
     assert retriever.queries == ["again"]  # asked three times, run once
     assert [s.get("refused", False) for s in result["trajectory"]] == [False, True, True]
