@@ -156,5 +156,5 @@ def describe_preset(preset: str, method: str, ctx: Any = None) -> str:
     shown = {k: options[k] for k in ("temperature", "k", *caps) if k in options and method in caps.get(k, {method})}
     parameters = ", ".join(f"{k}={v}" for k, v in {**shown, **own}.items())
     adaptations = [k for k, v in options.items()
-                   if k in ADAPTATIONS_ON and v == ADAPTATIONS_ON[k] and method in ADAPTATION_METHODS.get(k, set())]
+                   if k in ADAPTATIONS_OFF and v != ADAPTATIONS_OFF[k] and method in ADAPTATION_METHODS.get(k, set())]
     return f"preset {preset} ({method}): {parameters}" + (f"; adaptations: {', '.join(adaptations)}" if adaptations else "")

@@ -59,6 +59,17 @@ def test_paper_and_small_set_the_documented_options():
     assert Context().resolved("rag").pages is False and Context().resolved("react-bm25").pages is True
 
 
+def test_the_preset_line_lists_only_the_adaptations_that_are_on():
+    from hoprag.presets import describe_preset
+
+    line = describe_preset("small", "renact")
+    assert "grounded_notes" in line and "lenient_notes" in line and "refuse_repeated_queries" not in line
+    turned = Context(preset="small", grounded_notes=False, refuse_repeated_queries=True)
+    line = describe_preset("small", "renact", turned)
+    assert "grounded_notes" not in line and "refuse_repeated_queries" in line
+    assert "adaptations" not in describe_preset("paper", "renact")
+
+
 def test_an_option_set_by_the_user_wins_over_the_preset():
     ctx = Context(preset="small", concise_answer=False, temperature=0.3).resolved("renact")
     assert ctx.concise_answer is False and ctx.temperature == 0.3 and ctx.lenient_notes
