@@ -59,9 +59,14 @@ def synthesized_answer(text: str) -> str:
     return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", text.strip(), flags=re.IGNORECASE))
 
 
+def is_short(answer: str) -> bool:
+    """An answer short enough to keep as written: the concise-answer steps leave it alone."""
+    return len(answer.split()) <= CONCISE_WORDS
+
+
 def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     answer = state.get("answer", "")
-    if len(answer.split()) <= CONCISE_WORDS:
+    if is_short(answer):
         return {}
     ctx = context_of(runtime)
     text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], answer=answer), ctx,

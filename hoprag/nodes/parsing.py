@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _ACTION_START = re.compile(r"\b(search|finish)\s*\[", re.IGNORECASE)
 _THOUGHT = re.compile(r"Thought(?:\s*\d+)?\s*:\s*(.*?)(?=\n\s*Action(?:\s*\d+)?\s*:|\Z)", re.IGNORECASE | re.DOTALL)
@@ -155,6 +156,13 @@ def parse_plan(text: str) -> tuple[str, str]:
 
 def normalize_query(query: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
+
+
+def earlier_search(trajectory: list[dict[str, Any]], query: str, key: str = "argument") -> int | None:
+    """The number (from 1) of the first earlier search step whose `key` is the same query, else None."""
+    wanted = normalize_query(query)
+    return next((number for number, step in enumerate(trajectory, 1)
+                 if step.get("kind") == "search" and normalize_query(step.get(key, "")) == wanted), None)
 
 
 @dataclass

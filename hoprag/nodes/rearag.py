@@ -13,8 +13,8 @@ from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
-from hoprag.nodes.generate import CONCISE_WORDS, first_line
-from hoprag.nodes.parsing import FunctionCall, normalize_query, parse_rearag_action
+from hoprag.nodes.generate import first_line, is_short
+from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.react import REPEATED_QUERY
 from hoprag.prompts.rearag import (
@@ -107,10 +107,10 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The observation is the RAG engine's answer to the query, not the documents."""
     ctx = context_of(runtime)
     pending = state["pending"]
-    earlier = [n for n, s in enumerate(state.get("trajectory", []), 1)
-               if s.get("kind") == "search" and normalize_query(s.get("query", "")) == normalize_query(pending["query"])]
-    if earlier and ctx.refuse_repeated_queries:  # small: the engine would give the same answer again
-        return {"trajectory": [{**pending, "observation": REPEATED_QUERY.format(step=earlier[0]), "refused": True,
+    earlier = earlier_search(state.get("trajectory", []), pending["query"], key="query") \
+        if ctx.refuse_repeated_queries else None
+    if earlier:  # the engine would give the same answer again
+        return {"trajectory": [{**pending, "observation": REPEATED_QUERY.format(step=earlier), "refused": True,
                                 "repeated": True}]}
     answer, documents, record = engine_answer(ctx, pending["query"])
     step = {**pending, "observation": answer, "retrieved_ids": [d.id for d in documents],
@@ -134,7 +134,7 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The answer model's concise version of the finish answer (the official prompt)."""
     ctx = context_of(runtime)
-    if ctx.rearag_concise_long_only and len(state["finish_answer"].split()) <= CONCISE_WORDS:
+    if ctx.rearag_concise_long_only and is_short(state["finish_answer"]):
         # small: the official prompt's "For yes, or no answer, only answer it short" turned a short answer such
         # as "Rush" into "Yes" with the 1.5B model; a short finish answer is kept as written.
         return {"answer": state["finish_answer"], "finished_by": state.get("finished_by") or "finish"}

@@ -9,7 +9,7 @@ from langgraph.graph import END
 
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
-from hoprag.nodes.parsing import normalize_query, parse_react
+from hoprag.nodes.parsing import earlier_search, parse_react
 from hoprag.prompts.react import REACT_INSTRUCTIONS, REACT_QUESTION, REPEATED_QUERY, SHORT_ANSWER
 from hoprag.state import AgentState
 
@@ -96,14 +96,13 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     update: dict[str, Any] = {"calls": [record.parsed(action.invalid, action.problem)], "pending": step,
                               "dropped_observations": max(dropped, state.get("dropped_observations", 0))}
     if action.kind == "search":
-        earlier = [n for n, s in enumerate(trajectory, 1) if s.get("kind") == "search"
-                   and normalize_query(s.get("argument", "")) == normalize_query(action.argument)]
+        earlier = earlier_search(trajectory, action.argument)
         if earlier:
             step["repeated"] = True
             update["repeated_queries"] = 1
-            if ctx.refuse_repeated_queries:  # small: the same pages again would only spend a step
+            if ctx.refuse_repeated_queries:  # the same pages again would only spend a step
                 step["refused"] = True
-                step["observation"] = REPEATED_QUERY.format(step=earlier[0])
+                step["observation"] = REPEATED_QUERY.format(step=earlier)
                 update["trajectory"] = [step]
     elif action.kind == "invalid":
         # The malformed turn is a step of its own whose observation tells the reasoner how to recover.

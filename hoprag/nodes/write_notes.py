@@ -10,7 +10,7 @@ from langgraph.types import Send
 
 from hoprag.context import context_of
 from hoprag.llm import call_llm
-from hoprag.nodes.parsing import parse_note
+from hoprag.nodes.parsing import normalize_query, parse_note
 from hoprag.prompts.notes import NOTES_PROMPT
 from hoprag.state import AgentState
 
@@ -43,7 +43,6 @@ def write_one_note(
     return note, record.parsed(invalid=bool(parsed.problem), problem=parsed.problem)
 
 
-_WORD = re.compile(r"[a-z0-9]+")
 # Words that say nothing about whether a note came from the page.
 _FUNCTION_WORDS = frozenset(
     "the a an and or of in on at to for from by with as is was were are be been has had have it its this that "
@@ -52,10 +51,10 @@ _FUNCTION_WORDS = frozenset(
 
 def grounded(note: str, page: str, share: float = 0.5) -> bool:
     """Whether at least `share` of the note's content words occur in the page."""
-    words = [w for w in _WORD.findall(note.lower()) if w not in _FUNCTION_WORDS]
+    words = [w for w in normalize_query(note).split() if w not in _FUNCTION_WORDS]
     if not words:
         return True
-    present = set(_WORD.findall(page.lower()))
+    present = set(normalize_query(page).split())
     return sum(w in present for w in words) >= share * len(words)
 
 
