@@ -103,6 +103,18 @@ class Context:
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."
     )
+    partial_notes: bool | None = _describe(
+        None, "NotesWriting, small: the note writer's prompt leaves out Figure 5's rule 'If you don't know how to "
+        "answer the query - start your answer with NO#', so a page holding part of the answer is noted.",
+    )
+    notes_fallback_segments: int | None = _describe(
+        None, "NotesWriting (ReNAct), small: when the writer says NO# for every page of a step, the observation is "
+        "this many top BM25 segments of those pages for the query instead of 'No relevant information' (0: off).",
+    )
+    resample_repeated_queries: int | None = _describe(
+        None, "ReAct family, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
+        "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
+    )
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."
     )

@@ -29,6 +29,9 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "refuse_repeated_queries": False,
     "grounded_notes": False,
     "rearag_concise_long_only": False,
+    "partial_notes": False,
+    "notes_fallback_segments": 0,
+    "resample_repeated_queries": 0,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -60,6 +63,15 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: the concise-answer call only for finish answers of more than 8 words (the official prompt made
     # the 1.5B model answer "Yes" for "Rush").
     "rearag_concise_long_only": True,
+    # NotesWriting: leave out "If you don't know how to answer the query - start your answer with NO#"; the 1.5B
+    # writer read it as "NO# unless this page alone answers the question" and refused pages naming the answer.
+    "partial_notes": True,
+    # ReNAct: a step whose pages all got NO# shows the top 3 BM25 segments of its pages (ReAct + BM25's
+    # observation) rather than "No relevant information", which the greedy reasoner answered by searching again.
+    "notes_fallback_segments": 3,
+    # ReAct family: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the same
+    # Thought/Action word for word once an observation repeats).
+    "resample_repeated_queries": 2,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -141,6 +153,9 @@ ADAPTATION_METHODS = {
     "refuse_repeated_queries": _REACT | {"rearag"},
     "grounded_notes": _NOTES,
     "rearag_concise_long_only": {"rearag"},
+    "partial_notes": _NOTES,
+    "notes_fallback_segments": {"renact", "renact-iterative"},
+    "resample_repeated_queries": _REACT,
 }
 
 

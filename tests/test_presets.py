@@ -140,7 +140,8 @@ def test_cap_synthesis_fits_a_small_window_without_crashing():
 def test_a_repeated_search_is_refused_only_with_the_option(refuse):
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: search[rush; who is rush]",
                     "Thought 3: t\nAction 3: finish[Rush]"])
-    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False, refuse_repeated_queries=refuse)
+    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False,
+                            refuse_repeated_queries=refuse, resample_repeated_queries=0)
     retriever = Recorder(DOCS)
     register_retriever("preset-index", retriever)
     result = run_question("renact", "Which band?", ctx)
@@ -165,6 +166,74 @@ def test_grounded_notes_drop_a_note_the_page_does_not_contain():
         result = run_question("renact", "Which band?", ctx)
         notes = result["trajectory"][0]["notes"]
         assert sum(n["relevant"] for n in notes) == kept and all(n.get("ungrounded") for n in notes) == (kept == 0)
+
+
+@pytest.mark.parametrize("resample", [0, 2])
+def test_a_repeated_search_is_sampled_again_only_with_the_option(resample):
+    same = "Thought 2: t\nAction 2: search[Rush; Who is Rush?]"
+    replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", same, same,
+                    "Thought 2: u\nAction 2: search[Neil Peart; drummer]", "Thought 3: t\nAction 3: finish[Rush]"])
+    if not resample:
+        replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", same, "Thought 3: t\nAction 3: finish[Rush]"])
+    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False,
+                            resample_repeated_queries=resample)
+    retriever = Recorder(DOCS)
+    register_retriever("preset-index", retriever)
+    result = run_question("renact", "Which band?", ctx)
+    assert result["answer"] == "Rush"
+    if resample:  # the repeat was asked again (same prompt) twice; the second sample searched something new
+        assert retriever.queries == ["Rush Who is Rush?", "Neil Peart drummer"]
+        assert models["reasoner"].prompts[1] == models["reasoner"].prompts[2] == models["reasoner"].prompts[3]
+        assert result["trajectory"][1]["resampled"] == 2 and result["repeated_queries"] == 0
+    else:
+        assert retriever.queries == ["Rush Who is Rush?", "Rush Who is Rush?"] and result["repeated_queries"] == 1
+
+
+def test_the_resample_temperature_and_seeds(monkeypatch):
+    from hoprag.nodes import reasoner
+
+    seen: list[tuple[float, int]] = []
+    real = reasoner.call_llm
+
+    def spy(role, messages, ctx, **kwargs):
+        seen.append((ctx.temperature, ctx.seed))
+        return real(role, messages, ctx, **kwargs)
+
+    monkeypatch.setattr(reasoner, "call_llm", spy)
+    same = "Thought: t\nAction: search[Rush; Who is Rush?]"
+    ctx, _ = react_ctx([same, same, same, same, "Thought: t\nAction: finish[Rush]"], preset="small", concise_answer=False)
+    run_question("renact", "Which band?", ctx)
+    # Greedy first; each resample of the repeat at 0.7 with its own seed; a repeat left after two runs.
+    assert seen == [(0.0, 0), (0.0, 0), (0.7, 1), (0.7, 2), (0.0, 0)]
+
+
+def test_partial_notes_leave_out_the_answer_rule_only_in_small():
+    rule = "If you don't know how to answer the query"
+    for preset, has_rule in (("paper", True), ("small", False)):
+        replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: finish[Rush]"])
+        ctx, models = react_ctx(lambda m, r=replies: next(r), preset=preset)
+        run_question("renact", "Which band?", ctx)
+        assert all((rule in p) == has_rule for p in models["notes"].prompts) and models["notes"].prompts
+        assert all("If the text is not related to the query - start your answer with NO#" in p for p in models["notes"].prompts)
+
+
+def test_a_step_whose_pages_all_got_no_shows_their_best_segments_in_small():
+    pages = [Document(id="p1", title="Lorenzo Monaco", text="Lorenzo Monaco was an Italian painter. " * 20 +
+                      "He was influenced by Giotto and his followers."),
+             Document(id="p2", title="Florence", text="Florence is a city in Tuscany. " * 30)]
+    for preset in ("paper", "small"):
+        replies = iter(["Thought 1: t\nAction 1: search[Lorenzo Monaco; Who influenced Lorenzo Monaco?]",
+                        "Thought 2: t\nAction 2: finish[Giotto]"])
+        ctx, models = react_ctx(lambda m, r=replies: next(r), preset=preset, docs=pages)
+        models["notes"].script = lambda m: "NO#No relevant context."
+        result = run_question("renact", "Who influenced Lorenzo Monaco?", ctx)
+        observation = result["trajectory"][0]["observation"]
+        if preset == "paper":
+            assert observation == "No relevant information was found. Try a different search term."
+        else:
+            assert observation.startswith("No notes were written from these pages")
+            assert observation.count("(Result ") == 3 and "Giotto" in observation.split("(Result 2)")[0]
+            assert "Giotto" in models["reasoner"].prompts[-1]
 
 
 def test_react_bm25_observes_the_top_bm25_segments_of_the_pages():

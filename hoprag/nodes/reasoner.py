@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -76,13 +77,30 @@ def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, ro
     return messages + tail, len(trajectory)
 
 
+RESAMPLE_TEMPERATURE = 0.7  # the papers' ReAct temperature (NotesWriting §4.2)
+
+
+def _think(messages: list[BaseMessage], ctx: Context) -> tuple[str, Any, Any]:
+    """One reasoner turn: (text, usage record, parsed action)."""
+    text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"])
+    # A reply that skips the "Thought n:" label starts inside the thought.
+    return text, record, parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
+
+
 def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
     messages, dropped = fit_prompt(state["question"], trajectory, ctx)
-    text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"])
-    # A reply that skips the "Thought n:" label starts inside the thought.
-    action = parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
+    text, record, action = _think(messages, ctx)
+    records = [record.parsed(action.invalid, action.problem)]
+    resampled = 0
+    while (action.kind == "search" and resampled < (ctx.resample_repeated_queries or 0)
+           and earlier_search(trajectory, action.argument)):
+        # A greedy model repeats its step word for word: sample it again, with a new seed each time.
+        resampled += 1
+        sampled = replace(ctx, temperature=RESAMPLE_TEMPERATURE, seed=(ctx.seed or 0) + resampled)
+        text, record, action = _think(messages, sampled)
+        records.append(record.parsed(action.invalid, action.problem))
     step: dict[str, Any] = {
         "thought": action.thought,
         "action": f"{action.kind}[{action.argument}]" if action.kind != "invalid" else text.strip()[-300:],
@@ -93,7 +111,9 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
         "problem": action.problem,
         "raw": text,
     }
-    update: dict[str, Any] = {"calls": [record.parsed(action.invalid, action.problem)], "pending": step,
+    if resampled:
+        step["resampled"] = resampled
+    update: dict[str, Any] = {"calls": records, "pending": step,
                               "dropped_observations": max(dropped, state.get("dropped_observations", 0))}
     if action.kind == "search":
         earlier = earlier_search(trajectory, action.argument)

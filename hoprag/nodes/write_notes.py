@@ -11,10 +11,11 @@ from langgraph.types import Send
 from hoprag.context import context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.parsing import normalize_query, parse_note
-from hoprag.prompts.notes import NOTES_PROMPT
+from hoprag.prompts.notes import NOTES_PROMPT, PARTIAL_NOTES_PROMPT
 from hoprag.state import AgentState
 
 NO_NOTES = "None"
+NO_NOTES_FALLBACK = "No notes were written from these pages; the passages that best match the query:\n"
 
 
 def gathered_notes(trajectory: list[dict[str, Any]]) -> list[str]:
@@ -25,7 +26,7 @@ def gathered_notes(trajectory: list[dict[str, Any]]) -> list[str]:
 def write_one_note(
     step: int, query: str, document: dict[str, Any], previous: list[str], ctx: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    prompt = NOTES_PROMPT.format(
+    prompt = (PARTIAL_NOTES_PROMPT if ctx.partial_notes else NOTES_PROMPT).format(
         context=f"# {document['title']}\n\n{document['text']}" if not document["text"].startswith("#") else document["text"],
         previous="\n".join(previous) or NO_NOTES,
         query=query,
@@ -97,6 +98,7 @@ def write_notes_iterative(state: dict[str, Any], runtime: Any = None) -> dict[st
 
 def observe_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     """Aggregate the step's notes into its observation and close the step."""
+    ctx = context_of(runtime)
     order = {d["id"]: i for i, d in enumerate(state.get("documents") or [])}
     step = len(state.get("trajectory", []))
     notes = sorted((n for n in state.get("step_notes", []) if n["step"] == step), key=lambda n: order.get(n["doc_id"], 0))
@@ -105,6 +107,10 @@ def observe_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
         observation = "\n".join(f"(Result {i}) {n['title']} - {n['note']}" for i, n in enumerate(kept, 1))
     elif not state.get("documents"):
         observation = "The search returned no documents. Try a different search term."
+    elif ctx.notes_fallback_segments:
+        # The writer refused every page: show the pages' best passages rather than nothing.
+        segments = top_segments(state["pending"]["query"], state["documents"], ctx.notes_fallback_segments)
+        observation = NO_NOTES_FALLBACK + "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(segments, 1))
     else:
         observation = "No relevant information was found. Try a different search term."
     return close_step(state, observation, notes=notes)

@@ -12,3 +12,10 @@ Example answers:
 Context: {context}
 Previous Context: {previous}
 Query: {query}"""
+
+
+# `partial_notes` (small preset): Figure 5 without its first rule. With it, the 1.5B writer answers NO# for a
+# page that holds part of the answer ("Lorenzo Monaco ... influenced by Giotto" for "Who influenced Lorenzo
+# Monaco?"): it reads "don't know how to answer the query" as "this page alone does not answer the question".
+ANSWER_RULE = "- If you don't know how to answer the query - start your answer with NO#\n"
+PARTIAL_NOTES_PROMPT = NOTES_PROMPT.replace(ANSWER_RULE, "")
