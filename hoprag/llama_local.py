@@ -31,6 +31,12 @@ from hoprag.local_models import resolve_gguf
 _COMPUTE_LOCK = threading.Lock()
 
 
+FULL_BATCH = 512  # tokens per llama.cpp batch by default
+# Tokens per batch in reproducible runs, the unit of KV reuse there: at 512 the note writer's ~300-token
+# static prefix was never reused (BENCHMARKS.md, issue 13); smaller batches cost some prompt speed.
+REPRODUCIBLE_BLOCK = 64
+
+
 def _llama_class() -> type:
     """`llama_cpp.Llama` with what the embedded runtime adds (defined on first use: the import is optional)."""
     try:
@@ -44,8 +50,8 @@ def _llama_class() -> type:
     class HopragLlama(Llama):  # type: ignore[misc]
         """Three additions to llama.cpp's generation loop:
 
-        - `block_aligned`: reuse the KV cache only in whole `n_batch` blocks that were evaluated as one
-          aligned batch, and evaluate the rest of a prompt in blocks aligned to its start. llama.cpp's
+        - `block_aligned`: evaluate prompts in `REPRODUCIBLE_BLOCK`-token batches aligned to their start,
+          and reuse the KV cache only in whole blocks that were evaluated as one aligned batch. llama.cpp's
           arithmetic for a token depends on the batch it was evaluated in, so this makes a prompt's output
           independent of what ran before it (reproducible runs).
         - `token_logprobs`: when a list, each sampled token's log-probability under the model is appended
@@ -62,6 +68,10 @@ def _llama_class() -> type:
         def generate(self, tokens: Any, **kwargs: Any) -> Any:
             tokens = list(tokens)
             self.prompt_start = None
+            block = REPRODUCIBLE_BLOCK if self.block_aligned else FULL_BATCH
+            if block != self.n_batch:  # blocks of another size were never evaluated as this size's batches
+                self.n_batch = block
+                self.aligned_until = 0
             if self.block_aligned and self.n_tokens:
                 shared = min(self.n_tokens, len(tokens))
                 differ = np.flatnonzero(self._input_ids[:shared] != np.asarray(tokens[:shared]))
@@ -175,7 +185,8 @@ def local_runtime(name: str, *, n_ctx: int, n_threads: int) -> LocalRuntime:
     if key not in _RUNTIMES:
         llama_class = _llama_class()
         try:
-            llama = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+            llama = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=FULL_BATCH,
+                                verbose=False)
         except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
             raise HopragError(f"llama.cpp could not load {path.name}: {error}") from error
         _RUNTIMES[key] = LocalRuntime(llama)

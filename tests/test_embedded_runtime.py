@@ -12,7 +12,7 @@ from hoprag.llm import call_llm, chat_model, token_probabilities
 pytestmark = pytest.mark.slow
 
 SPEC = "local:qwen2.5-coder-1.5b"
-# About 700 tokens: more than one 512-token block, so block-aligned reuse has something to reuse.
+# About 700 tokens: many 64-token blocks, so block-aligned reuse has something to reuse.
 FACTS = " ".join(f"River {i} flows through town {i * 7} and has {i * 3} bridges." for i in range(42))
 QUESTION = "\nHow many bridges does river 17 have? Answer with the number only."
 
@@ -44,21 +44,24 @@ def test_log_probabilities_come_from_the_shared_context(fresh_runtime):
     assert all(0.0 < p <= 1.0 for _, p in tokens) and tokens[0][1] > 0.5
 
 
-def _outputs_after(history: list[str], reproducible: bool) -> tuple[str, list[float]]:
-    """The text and token log-probabilities of FACTS + QUESTION, asked after `history` in a fresh runtime."""
+def _outputs_after(history: list[str], reproducible: bool) -> tuple[str, list[float], int]:
+    """The text and token log-probabilities of FACTS + QUESTION, asked after `history` in a fresh runtime,
+    and how many of its prompt tokens were evaluated rather than reused."""
     llm._MODELS.clear()
     llama_local._RUNTIMES.clear()
     ctx = Context(llm=SPEC, temperature=0.0, max_tokens=12, reproducible=reproducible)
     for prompt in history:
         call_llm("reasoner", prompt, ctx)
-    text, _, message = call_llm("reasoner", FACTS + QUESTION, ctx, logprobs=True)
-    return text, [logprob for _, logprob in token_probabilities(message)]
+    text, record, message = call_llm("reasoner", FACTS + QUESTION, ctx, logprobs=True)
+    return text, [logprob for _, logprob in token_probabilities(message)], record.evaluated_tokens
 
 
 def test_a_reproducible_prompt_gives_the_same_output_whatever_ran_before(fresh_runtime):
     """Without the option, reusing a 600-token prefix evaluated in other batches moves the log-probabilities
     (by up to 0.04 in BENCHMARKS.md); with it they are bit-identical."""
-    alone = _outputs_after([], reproducible=True)
+    text, logprobs, fresh = _outputs_after([], reproducible=True)
     after_a_shared_prefix = _outputs_after([FACTS[:2400] + " What is 2 + 2?"], reproducible=True)
     after_a_longer_prompt = _outputs_after([FACTS + QUESTION + " Explain."], reproducible=True)
-    assert alone[1] and alone == after_a_shared_prefix == after_a_longer_prompt
+    assert logprobs and after_a_shared_prefix[:2] == (text, logprobs) == after_a_longer_prompt[:2]
+    # Whole 64-token blocks of the shared prefix (about 550 tokens) were reused, not evaluated again.
+    assert after_a_shared_prefix[2] <= fresh - 448
