@@ -1,16 +1,26 @@
 """Markdown table of `hoprag eval` runs with the columns the preset benchmarks report.
 
-Usage: python benchmarks/preset_table.py runs/presets/hotpot-*   (run folders with summary.json)
+Usage: python benchmarks/preset_table.py [--prompt-tps P --gen-tps G] runs/presets/hotpot-*   (run folders)
+
+With the embedded model's throughput (prompt and generation tokens/s, from `benchmarks/llm_throughput.py`
+in the same session), the table adds each run's LLM floor, prompt tokens / P + generated tokens / G a
+question, and the ratio of its seconds to that floor (issue 13's target: at most 1.15).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 
-def row(folder: Path) -> str:
+def floor_seconds(summary: dict, prompt_tps: float, gen_tps: float) -> float:
+    """Seconds a question would take inside the model alone at the given throughput, every prompt token evaluated."""
+    roles = (summary.get("tokens_per_question") or {}).values()
+    return sum(r["input_tokens"] / prompt_tps + r["output_tokens"] / gen_tps for r in roles)
+
+
+def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
     summary = json.loads((folder / "summary.json").read_text())
     config = summary.get("config", {})
     roles = summary.get("tokens_per_question") or {}
@@ -22,21 +32,33 @@ def row(folder: Path) -> str:
         return "n/a" if value is None else f"{value:g}"
 
     dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
+    floor = ""
+    if prompt_tps and gen_tps:
+        seconds = floor_seconds(summary, prompt_tps, gen_tps)
+        floor = f" {seconds:.1f} | {summary['avg_seconds'] / seconds:.2f} |" if seconds and summary.get("avg_seconds") else " n/a | n/a |"
     extra = f", retrieval rate {summary['flare_retrieval_rate']:g}%" if "flare_retrieval_rate" in summary else ""
     return (f"| {config.get('method')} | {config.get('preset')} | {dataset} | {summary['questions']} | {cell('em')} | "
             f"{cell('f1')} | {cell('cover_em')} | {cell('avg_steps')} | {cell('finish_rate')} ({ended}) | "
-            f"{cell('invalid_output_rate')} | {tokens}{extra} | {cell('avg_seconds')} |")
+            f"{cell('invalid_output_rate')} | {tokens}{extra} | {cell('avg_seconds')} | "
+            f"{cell('reprocessed_prompt_share')} | {cell('seconds_over_llm')} | {cell('peak_rss_mb')} |{floor}")
 
 
-def main(folders: list[str]) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+")
+    parser.add_argument("--prompt-tps", type=float, help="embedded model prompt tokens/s, measured in this session")
+    parser.add_argument("--gen-tps", type=float, help="embedded model generation tokens/s, measured in this session")
+    args = parser.parse_args()
+    floor = bool(args.prompt_tps and args.gen_tps)
     print("| method | preset | dataset | n | EM | F1 | cover-EM | steps | finish rate % (ended by) | invalid % | "
-          "tokens in/out per question by role | s/question |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for folder in folders:
+          "tokens in/out per question by role | s/question | re-processed prompt % | s / s in LLM | peak RSS MB |"
+          + (" LLM floor s | s / floor |" if floor else ""))
+    print("|---" * (15 + 2 * floor) + "|")
+    for folder in args.folders:
         path = Path(folder)
         if (path / "summary.json").is_file():
-            print(row(path))
+            print(row(path, args.prompt_tps, args.gen_tps))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

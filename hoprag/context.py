@@ -115,6 +115,10 @@ class Context:
         None, "ReAct family, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
     )
+    answer_from_notes: bool | None = _describe(
+        None, "ReNAct, small: after each step, ask whether the notes gathered so far answer the question; a 'Yes: "
+        "<answer>' ends the run with that answer (the reasoner often searches on with the answer in its notes).",
+    )
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."
     )

@@ -32,6 +32,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "partial_notes": False,
     "notes_fallback_segments": 0,
     "resample_repeated_queries": 0,
+    "answer_from_notes": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -72,6 +73,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the same
     # Thought/Action word for word once an observation repeats).
     "resample_repeated_queries": 2,
+    # ReNAct: after each step, one generator call asks whether the notes so far answer the question ("Yes: X"
+    # ends the run with X). The 1.5B reasoner searched on with "Lorenzo Monaco - Giotto" in its notes.
+    "answer_from_notes": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -156,6 +160,7 @@ ADAPTATION_METHODS = {
     "partial_notes": _NOTES,
     "notes_fallback_segments": {"renact", "renact-iterative"},
     "resample_repeated_queries": _REACT,
+    "answer_from_notes": {"renact", "renact-iterative"},
 }
 
 

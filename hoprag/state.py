@@ -33,6 +33,6 @@ class AgentState(TypedDict, total=False):
     pending: dict[str, Any]  # the parsed action of the step in flight
     documents: list[dict[str, Any]]  # documents retrieved for the step in flight
     answer: str
-    finished_by: str  # finish | cap
+    finished_by: str  # finish | notes | cap
     repeated_queries: Annotated[int, operator.add]
     dropped_observations: int

@@ -27,7 +27,7 @@ from hoprag.progress import progress_bar
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
-OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote")  # the method's own decision, not a cap
+OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote", "notes")  # the method's own decision, not a cap
 
 
 def auto_index(dataset: str) -> str:

@@ -9,8 +9,14 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
-from hoprag.nodes.generate import concise_answer, synthesize
-from hoprag.nodes.reasoner import reason, route_after_observe, route_after_reason
+from hoprag.nodes.generate import answer_from_notes, concise_answer, synthesize
+from hoprag.nodes.reasoner import (
+    reason,
+    route_after_notes,
+    route_after_notes_answer,
+    route_after_observe,
+    route_after_reason,
+)
 from hoprag.nodes.retrieve import retrieve
 from hoprag.nodes.write_notes import (
     fan_out_notes,
@@ -41,10 +47,14 @@ def build_react_family(observation: Observation) -> StateGraph:
         builder.add_conditional_edges("retrieve", fan_out_notes, ["write_note", "write_notes_iterative", observe])
         builder.add_edge("write_note", observe)
         builder.add_edge("write_notes_iterative", observe)
+        builder.add_node("answer_from_notes", answer_from_notes)
+        builder.add_conditional_edges(observe, route_after_notes, ["answer_from_notes", "reason", "synthesize"])
+        builder.add_conditional_edges("answer_from_notes", route_after_notes_answer,
+                                      ["concise_answer", "reason", "synthesize", END])
     else:
         builder.add_node(observe, observe_documents if observation == "documents" else observe_segments)
         builder.add_edge("retrieve", observe)
-    builder.add_conditional_edges(observe, route_after_observe, ["reason", "synthesize"])
+        builder.add_conditional_edges(observe, route_after_observe, ["reason", "synthesize"])
     builder.add_edge("synthesize", END)
     builder.add_edge("concise_answer", END)
     return builder

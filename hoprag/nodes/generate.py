@@ -10,12 +10,13 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from hoprag.context import context_of
+from hoprag.eval.metrics import normalize_answer
 from hoprag.llm import call_llm
 from hoprag.nodes.parsing import parse_react
 from hoprag.nodes.reasoner import fit_prompt
-from hoprag.nodes.write_notes import close_step, gathered_notes
+from hoprag.nodes.write_notes import close_step, gathered_notes, grounded
 from hoprag.prompts.baselines import COT, COT_SHORT_ANSWER, STANDARD_RAG
-from hoprag.prompts.react import CONCISE, SHORT_ANSWER, SYNTHESIZE, SYNTHESIZE_NOTES
+from hoprag.prompts.react import CONCISE, NOTES_ANSWER, SHORT_ANSWER, SYNTHESIZE, SYNTHESIZE_NOTES
 from hoprag.state import AgentState
 
 CONCISE_WORDS = 8
@@ -73,6 +74,21 @@ def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
                                max_tokens=32)
     short = first_line(text)
     return {"answer": short or answer, "calls": [record.to_dict()]}
+
+
+def answer_from_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """`answer_from_notes` (small preset, ReNAct): the answer, if the notes gathered so far hold it. It ends the
+    run only when every content word of it occurs in the notes; "unknown", a yes/no, or an answer the notes do
+    not contain lets the reasoner go on."""
+    ctx = context_of(runtime)
+    notes = "\n".join(gathered_notes(state.get("trajectory", [])))
+    prompt = NOTES_ANSWER.format(question=state["question"], notes=notes,
+                                 short_answer=SHORT_ANSWER if ctx.short_answer_instruction else "")
+    text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32)
+    answer = first_line(text)
+    if not answer or normalize_answer(answer) in {"unknown", "yes", "no"} or not grounded(answer, notes, share=1.0):
+        return {"calls": [record.to_dict()]}
+    return {"answer": answer, "finished_by": "notes", "calls": [record.to_dict()]}
 
 
 def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, Any]:

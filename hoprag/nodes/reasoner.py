@@ -153,3 +153,17 @@ def route_after_reason(state: AgentState, runtime: Any = None) -> str:
 def route_after_observe(state: AgentState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     return "synthesize" if len(state.get("trajectory", [])) >= ctx.max_steps else "reason"
+
+
+def route_after_notes(state: AgentState, runtime: Any = None) -> str:
+    """ReNAct: ask whether the notes answer the question when the step wrote any (`answer_from_notes`)."""
+    trajectory = state.get("trajectory", [])
+    if context_of(runtime).answer_from_notes and trajectory and any(n["relevant"] for n in trajectory[-1].get("notes", [])):
+        return "answer_from_notes"
+    return route_after_observe(state, runtime)
+
+
+def route_after_notes_answer(state: AgentState, runtime: Any = None) -> str:
+    if state.get("finished_by") == "notes":
+        return "concise_answer" if context_of(runtime).concise_answer else END
+    return route_after_observe(state, runtime)

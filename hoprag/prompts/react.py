@@ -53,3 +53,14 @@ CONCISE = """Shorten the answer to the fewest words that still answer the questi
 Question: {question}
 Long answer: {answer}
 Short answer:"""
+
+# `answer_from_notes` (small preset, ReNAct): after each step that wrote notes, the answer if the notes gathered so
+# far hold it. The question comes before the notes, which only grow, so the KV-cache prefix is kept. Asked for a
+# Yes/No verdict first, the 1.5B model said "No" even to "Lorenzo Monaco - Giotto"; asked for the answer or
+# "unknown", it answers, and the answer must then occur in the notes (it also wrote years no note held).
+NOTES_ANSWER = """Answer the question using only the notes below.{short_answer} If the notes do not say what the answer is, reply "unknown".
+
+Question: {question}
+Notes:
+{notes}
+Answer:"""
