@@ -78,15 +78,17 @@ def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
 
 def answer_from_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     """`answer_from_notes` (small preset, ReNAct): the answer, if the notes gathered so far hold it. It ends the
-    run only when every content word of it occurs in the notes; "unknown", a yes/no, or an answer the notes do
-    not contain lets the reasoner go on."""
+    run only when every content word of it occurs in the notes and not every one in the question; "unknown", a
+    yes/no, an answer the notes do not contain, or one that only repeats the question ("Force India" for "...
+    sold and renamed Force India?") lets the reasoner go on."""
     ctx = context_of(runtime)
     notes = "\n".join(gathered_notes(state.get("trajectory", [])))
     prompt = NOTES_ANSWER.format(question=state["question"], notes=notes,
                                  short_answer=SHORT_ANSWER if ctx.short_answer_instruction else "")
     text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32)
     answer = first_line(text)
-    if not answer or normalize_answer(answer) in {"unknown", "yes", "no"} or not grounded(answer, notes, share=1.0):
+    if (not answer or normalize_answer(answer) in {"unknown", "yes", "no"} or not grounded(answer, notes, share=1.0)
+            or grounded(answer, state["question"], share=1.0)):
         return {"calls": [record.to_dict()]}
     return {"answer": answer, "finished_by": "notes", "calls": [record.to_dict()]}
 
