@@ -8,7 +8,7 @@ from typing import Any
 
 from hoprag.context import Context
 from hoprag.errors import HopragError
-from hoprag.graphs import load_method
+from hoprag.graphs import load_method, method_context
 from hoprag.llm import summarize_usage
 
 
@@ -21,8 +21,8 @@ def run_question(
     """Answer `question`; `on_update(node, update)` sees every node's output as it happens."""
     if not question or not question.strip():
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
-    graph, implied = load_method(method)
-    ctx = ctx.with_options(**implied).resolved(method)
+    graph, _ = load_method(method)
+    ctx = method_context(method, ctx)
     # Each step runs a few nodes (reason, retrieve, notes, observe), so give LangGraph room beyond
     # our own cap; our cap, not the recursion limit, is what ends a run.
     config = {"recursion_limit": 6 * ctx.max_steps + 20, "max_concurrency": ctx.max_concurrency}

@@ -360,6 +360,12 @@ def test_summary_records_the_preset_and_its_options(tmp_path, preset):
     assert f"| run | renact | {preset} |" in table([tmp_path / "run"])
 
 
+def test_the_summary_records_the_options_the_method_name_implies(tmp_path):
+    dataset = write_dataset(tmp_path / "d.jsonl", 1)
+    run_eval("renact-iterative", dataset, tmp_path / "run", eval_ctx(), progress=False)
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["config"]["notes_mode"] == "iterative"
+
+
 def test_seeds_give_one_run_each_and_a_mean_with_spread(tmp_path):
     dataset = write_dataset(tmp_path / "d.jsonl", 2)
     summary = run_eval_seeds("renact", dataset, tmp_path / "runs", eval_ctx(seed=5), 2, progress=False)

@@ -83,10 +83,13 @@ def test_no_documents_and_all_no_notes():
     assert "No relevant information" in result["trajectory"][0]["observation"]
 
 
-def test_iterative_notes_see_earlier_notes():
+@pytest.mark.parametrize(("method", "options"), [("renact-iterative", {}), ("renact", {"notes_mode": "iterative"})])
+def test_iterative_notes_see_earlier_notes(method, options):
+    """Both the method name and the option give iterative notes (the `renact` name once forced parallel notes
+    over the option, while the summary recorded the option)."""
     notes = ScriptedChatModel(lambda m: "YES#fact from " + str(m[-1].content).split("# ")[1].split("\n")[0])
-    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], notes=notes)
-    run_question("renact-iterative", "Q?", ctx)
+    ctx = make_ctx(["Action: search[a]", "Action: finish[z]"], notes=notes, **options)
+    run_question(method, "Q?", ctx)
     # The fifth note writer sees the four notes written before it in the same step.
     assert notes.prompts[4].count("fact from Title") == 4
     assert "Previous Context: None" in notes.prompts[0]

@@ -19,7 +19,7 @@ from hoprag.errors import ChromaServerError, HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
-from hoprag.graphs import CLOSED_BOOK
+from hoprag.graphs import CLOSED_BOOK, method_context
 from hoprag.llm import call_llm, resolve_spec
 from hoprag.paths import cache_dir
 from hoprag.presets import preset_options
@@ -182,7 +182,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
-    ctx = ctx.resolved(method)  # the preset's options, recorded below
+    ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
     commit = _git_commit()
     # The evaluation judge reads greedily whatever the method's sampling; it has a role of its own.
     judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec, temperature=0.0) if judge_spec else None

@@ -8,7 +8,7 @@ from langgraph.graph import StateGraph
 
 # method -> (module, options the method name implies)
 METHODS = {
-    "renact": ("hoprag.graphs.renact", {"notes_mode": "parallel"}),
+    "renact": ("hoprag.graphs.renact", {}),  # notes_mode as the context sets it (parallel by default)
     "renact-iterative": ("hoprag.graphs.renact", {"notes_mode": "iterative"}),
     "react": ("hoprag.graphs.react", {}),
     "react-bm25": ("hoprag.graphs.react_bm25", {}),
@@ -54,6 +54,13 @@ def load_method(name: str) -> tuple[Any, dict[str, Any]]:
         raise UnknownSpecError(f"unknown method '{name}'; known: {', '.join(METHODS)}")
     module, options = METHODS[name]
     return importlib.import_module(module).graph, options
+
+
+def method_context(method: str, ctx: Any) -> Any:
+    """`ctx` as `method` runs with it: the options its name implies (renact-iterative: iterative notes), then
+    the preset's. Both a run and its recorded configuration use this."""
+    _, implied = load_method(method)
+    return ctx.with_options(**implied).resolved(method)
 
 
 # The README's "Graphs" section: one diagram per exported graph, drawn from the compiled graph.
