@@ -240,15 +240,24 @@ def test_a_step_whose_pages_all_got_no_shows_their_best_segments_in_small():
                                                       ("small", "unknown", "finish"), ("small", "Which fact", "finish"),
                                                       ("paper", "Fact number 3", "finish")])
 def test_small_renact_ends_when_the_notes_hold_the_answer(preset, reply, ended):
+    ask_small_renact_with_notes(preset, reply, ended, "Which fact?")
+
+
+@pytest.mark.parametrize(("reply", "ended"), [("Fact number 3", "notes"), ("Fact", "finish")])
+def test_an_early_answer_to_a_question_for_a_number_needs_a_digit(reply, ended):
+    ask_small_renact_with_notes("small", reply, ended, "How many facts?")
+
+
+def ask_small_renact_with_notes(preset, reply, ended, question):
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: finish[Rush]"])
     ctx, models = react_ctx(lambda m: next(replies), preset=preset, concise_answer=False)
     models["notes"].script = lambda m: "YES#Fact number 3. Which fact is it?"
     models["generator"].script = lambda m: reply
-    result = run_question("renact", "Which fact?", ctx)
+    result = run_question("renact", question, ctx)
     asked = [p for p in models["generator"].prompts if "Answer the question using only the notes" in p]
     assert len(asked) == (preset == "small") and result["finished_by"] == ended
     if asked:
-        assert "Question: Which fact?\nNotes:\nTitle 0 - Fact number 3. Which fact is it?\nTitle 1 - Fact" in asked[0]
+        assert f"Question: {question}\nNotes:\nTitle 0 - Fact number 3. Which fact is it?\nTitle 1 - Fact" in asked[0]
     # An answer the notes hold ends the run after one step; "unknown", a year no note holds, or words of the
     # question (which the notes hold too) let it go on.
     assert (result["answer"], len(models["reasoner"].prompts)) == (("Fact number 3", 1) if ended == "notes" else ("Rush", 2))

@@ -76,11 +76,18 @@ def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     return {"answer": short or answer, "calls": [record.to_dict()]}
 
 
+# A question that asks for a number or a date: an early answer without a digit is an intermediate hop (the
+# README's question "What is the population of the city where Anne Frank ... hid" was answered "Amsterdam").
+ASKS_FOR_NUMBER = re.compile(r"\b(how many|how much|how old|how long|how far|what year|which year|what age|population|"
+                             r"number of|when)\b", re.IGNORECASE)
+
+
 def answer_from_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     """`answer_from_notes` (small preset, ReNAct): the answer, if the notes gathered so far hold it. It ends the
     run only when every content word of it occurs in the notes and not every one in the question; "unknown", a
-    yes/no, an answer the notes do not contain, or one that only repeats the question ("Force India" for "...
-    sold and renamed Force India?") lets the reasoner go on."""
+    yes/no, an answer the notes do not contain, one that only repeats the question ("Force India" for "...
+    sold and renamed Force India?"), or one without a digit to a question for a number or date lets the
+    reasoner go on."""
     ctx = context_of(runtime)
     notes = "\n".join(gathered_notes(state.get("trajectory", [])))
     prompt = NOTES_ANSWER.format(question=state["question"], notes=notes,
@@ -88,7 +95,8 @@ def answer_from_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32)
     answer = first_line(text)
     if (not answer or normalize_answer(answer) in {"unknown", "yes", "no"} or not grounded(answer, notes, share=1.0)
-            or grounded(answer, state["question"], share=1.0)):
+            or grounded(answer, state["question"], share=1.0)
+            or (ASKS_FOR_NUMBER.search(state["question"]) and not re.search(r"\d", answer))):
         return {"calls": [record.to_dict()]}
     return {"answer": answer, "finished_by": "notes", "calls": [record.to_dict()]}
 
