@@ -116,8 +116,9 @@ class Context:
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
     )
     answer_from_notes: bool | None = _describe(
-        None, "ReNAct, small: after each step, ask whether the notes gathered so far answer the question; a 'Yes: "
-        "<answer>' ends the run with that answer (the reasoner often searches on with the answer in its notes).",
+        None, "ReNAct, small: after a step that wrote notes, answer from the notes gathered so far (or 'unknown'); an "
+        "answer the notes hold, that is more than the question's words, ends the run (the reasoner often searches on "
+        "with the answer in its notes).",
     )
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."

@@ -139,10 +139,15 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     return update
 
 
+def after_answer(ctx: Context) -> str:
+    """Where a run goes once the method has its answer: the concise-answer step (small) or the end."""
+    return "concise_answer" if ctx.concise_answer else END
+
+
 def route_after_reason(state: AgentState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("finished_by") == "finish":
-        return "concise_answer" if ctx.concise_answer else END
+        return after_answer(ctx)
     if len(state.get("trajectory", [])) >= ctx.max_steps:
         return "synthesize"
     if state["pending"]["kind"] == "search" and not state["pending"].get("refused"):
@@ -165,5 +170,5 @@ def route_after_notes(state: AgentState, runtime: Any = None) -> str:
 
 def route_after_notes_answer(state: AgentState, runtime: Any = None) -> str:
     if state.get("finished_by") == "notes":
-        return "concise_answer" if context_of(runtime).concise_answer else END
+        return after_answer(context_of(runtime))
     return route_after_observe(state, runtime)
