@@ -73,8 +73,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the same
     # Thought/Action word for word once an observation repeats).
     "resample_repeated_queries": 2,
-    # ReNAct: after each step, one generator call asks whether the notes so far answer the question ("Yes: X"
-    # ends the run with X). The 1.5B reasoner searched on with "Lorenzo Monaco - Giotto" in its notes.
+    # ReNAct: after each step that wrote notes, one generator call answers from the notes or says "unknown"; an
+    # answer the notes hold ends the run. The 1.5B reasoner searched on with "Lorenzo Monaco - Giotto" in its notes.
     "answer_from_notes": True,
 }
 
@@ -117,6 +117,11 @@ _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_token
 _SMALL: dict[str, dict[str, Any]] = {
     "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8},
     "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 20},
+    # IRCoT's own reader (IRCoT QA) answers over the collected paragraphs or notes: with Figure 4's few-shot
+    # prompt the 1.5B model wrote <answer> at its first step in 10 of 10 questions and scored 25 F1 where
+    # standard RAG, reading the same five passages, scored 60 (BENCHMARKS.md, issue 10).
+    "ircot": {"ircot_reader": True},
+    "ircot-notes": {"ircot_reader": True},
 }
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {

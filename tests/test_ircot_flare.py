@@ -102,6 +102,15 @@ def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
     assert "Paragraph 0 of search 1." in reader and "Rush is Canadian" not in reader
 
 
+@pytest.mark.parametrize("method", ["ircot", "ircot-notes"])
+def test_small_ircot_answers_with_its_reader_and_paper_with_the_chain(method):
+    answers = {}
+    for preset in ("paper", "small"):
+        ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", preset=preset)
+        answers[preset] = run_question(method, "Which band?", ctx)["answer"]
+    assert answers == {"paper": "Rush", "small": "Reader answer"}
+
+
 def test_ircot_notes_replace_the_documents_with_the_shared_note_writer():
     replies = iter(["<s>First sentence.</s>", "<s>Second.</s> <answer>Rush</answer>"])
     notes = lambda m: "YES#note from " + str(m[-1].content).split("# ")[1].split("\n")[0]  # noqa: E731
