@@ -114,14 +114,15 @@ _PAPER: dict[str, dict[str, Any]] = {
 }
 # `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
 _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
+# IRCoT's own reader (IRCoT QA) answers over the collected paragraphs or notes: with Figure 4's few-shot prompt
+# the 1.5B model writes <answer> at its first step (27 of 30 HotpotQA-hard questions), and without the reader it
+# scored 25 F1 where standard RAG, reading the same five passages, scored 60 (BENCHMARKS.md, issue 10).
+_IRCOT_SMALL = {"ircot_reader": True}
 _SMALL: dict[str, dict[str, Any]] = {
     "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8},
     "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 20},
-    # IRCoT's own reader (IRCoT QA) answers over the collected paragraphs or notes: with Figure 4's few-shot
-    # prompt the 1.5B model wrote <answer> at its first step in 10 of 10 questions and scored 25 F1 where
-    # standard RAG, reading the same five passages, scored 60 (BENCHMARKS.md, issue 10).
-    "ircot": {"ircot_reader": True},
-    "ircot-notes": {"ircot_reader": True},
+    "ircot": _IRCOT_SMALL,
+    "ircot-notes": _IRCOT_SMALL,
 }
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {

@@ -106,7 +106,7 @@ def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
 def test_small_ircot_answers_with_its_reader_and_paper_with_the_chain(method):
     answers = {}
     for preset in ("paper", "small"):
-        ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", preset=preset)
+        ctx, _, _ = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", preset=preset)
         answers[preset] = run_question(method, "Which band?", ctx)["answer"]
     assert answers == {"paper": "Rush", "small": "Reader answer"}
 
