@@ -112,7 +112,7 @@ class Context:
         "this many top BM25 segments of those pages for the query instead of 'No relevant information' (0: off).",
     )
     resample_repeated_queries: int | None = _describe(
-        None, "ReAct family, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
+        None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
     )
     answer_from_notes: bool | None = _describe(

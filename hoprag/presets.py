@@ -70,8 +70,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReNAct: a step whose pages all got NO# shows the top 3 BM25 segments of its pages (ReAct + BM25's
     # observation) rather than "No relevant information", which the greedy reasoner answered by searching again.
     "notes_fallback_segments": 3,
-    # ReAct family: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the same
-    # Thought/Action word for word once an observation repeats).
+    # ReAct family and ReaRAG: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the
+    # same Thought/Action word for word once an observation repeats; a ReaRAG chain asked one query six times).
     "resample_repeated_queries": 2,
     # ReNAct: after each step that wrote notes, one generator call answers from the notes or says "unknown"; an
     # answer the notes hold ends the run. The 1.5B reasoner searched on with "Lorenzo Monaco - Giotto" in its notes.
@@ -165,7 +165,7 @@ ADAPTATION_METHODS = {
     "rearag_concise_long_only": {"rearag"},
     "partial_notes": _NOTES,
     "notes_fallback_segments": {"renact", "renact-iterative"},
-    "resample_repeated_queries": _REACT,
+    "resample_repeated_queries": _REACT | {"rearag"},
     "answer_from_notes": {"renact", "renact-iterative"},
 }
 

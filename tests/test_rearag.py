@@ -159,6 +159,24 @@ def test_small_refuses_a_repeated_search_and_reads_a_lenient_forced_finish():
     assert result["answer"] == "Forced" and result["finished_by"] == "cap" and not models["generator"].prompts
 
 
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_small_samples_a_repeated_search_again(preset):
+    """The greedy 1.5B reasoner asked one query six times; small samples a repeat again (0.7, new seed)."""
+    replies = iter([search(1, "again"), search(2, "again"), search(2, "again"), search(2, "other"), finish(3, "X")])
+
+    def reasoner(messages):
+        return next(replies)
+
+    ctx, retriever, models = setup(reasoner, preset=preset, rearag_concise_long_only=True)
+    result = run_question("rearag", "Q?", ctx)
+    if preset == "small":
+        assert retriever.queries == ["again", "other"] and result["trajectory"][1]["resampled"] == 2
+        assert models["reasoner"].prompts[1] == models["reasoner"].prompts[2] == models["reasoner"].prompts[3]
+    else:  # paper: the repeat runs (the official code has no such check); then "again" once more, "other"
+        assert retriever.queries == ["again", "again", "again", "other"]
+    assert result["answer"] == "X"
+
+
 def test_small_preset_tells_a_retry_what_was_wrong():
     seen = []
 

@@ -15,6 +15,7 @@ from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
+from hoprag.nodes.reasoner import resample_repeats
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.react import REPEATED_QUERY
 from hoprag.prompts.rearag import (
@@ -80,10 +81,22 @@ def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     trajectory = state.get("trajectory", [])
     budget = max(0, (ctx.rearag_invalid_retries or 20) - state.get("invalid_retries", 0))
     number = len(trajectory) + 1
-    call, text, records, spent = next_step(render_messages(state["question"], trajectory), ctx, "reasoner", budget, number)
+    messages = render_messages(state["question"], trajectory)
+    spent = 0
+
+    def think(options: Context) -> tuple[tuple[FunctionCall, str], list[dict[str, Any]]]:
+        nonlocal spent
+        call, text, records, retries = next_step(messages, options, "reasoner", budget - spent, number)
+        spent += retries
+        return (call, text), records
+
+    (call, text), records, resampled = resample_repeats(
+        think, lambda turn: turn[0].argument if turn[0].function == "search" else None, trajectory, ctx, key="query")
     step = {"kind": call.function, "thought": call.thought, "action": text.partition("Action")[2].strip(" :0123456789\n")
             if not call.invalid else "", "query": call.argument if call.function == "search" else "",
             "argument": call.argument, "raw": text, "problem": call.problem}
+    if resampled:
+        step["resampled"] = resampled
     update: dict[str, Any] = {"calls": records, "pending": step, "invalid_retries": spent}
     if call.invalid:  # the per-question budget is spent: the official code answers None
         update.update(answer="", finished_by="invalid", trajectory=[{**step, "observation": ""}])

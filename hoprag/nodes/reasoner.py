@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END
@@ -87,20 +88,38 @@ def _think(messages: list[BaseMessage], ctx: Context) -> tuple[str, Any, Any]:
     return text, record, parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
 
 
+T = TypeVar("T")
+
+
+def resample_repeats(think: Callable[[Context], tuple[T, list[dict[str, Any]]]], query_of: Callable[[T], str | None],
+                     trajectory: list[dict[str, Any]], ctx: Context, key: str = "argument",
+                     ) -> tuple[T, list[dict[str, Any]], int]:
+    """`think(ctx)` once, then again while its search repeats an earlier step's (`resample_repeated_queries`
+    times at most): a greedy model repeats its step word for word, so each retry samples (temperature 0.7)
+    with a new seed. Returns the last result, every usage record and how many retries were sampled."""
+    result, records = think(ctx)
+    resampled = 0
+    while resampled < (ctx.resample_repeated_queries or 0):
+        query = query_of(result)
+        if not query or not earlier_search(trajectory, query, key=key):
+            break
+        resampled += 1
+        result, more = think(replace(ctx, temperature=RESAMPLE_TEMPERATURE, seed=(ctx.seed or 0) + resampled))
+        records = records + more
+    return result, records, resampled
+
+
 def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
     messages, dropped = fit_prompt(state["question"], trajectory, ctx)
-    text, record, action = _think(messages, ctx)
-    records = [record.parsed(action.invalid, action.problem)]
-    resampled = 0
-    while (action.kind == "search" and resampled < (ctx.resample_repeated_queries or 0)
-           and earlier_search(trajectory, action.argument)):
-        # A greedy model repeats its step word for word: sample it again, with a new seed each time.
-        resampled += 1
-        sampled = replace(ctx, temperature=RESAMPLE_TEMPERATURE, seed=(ctx.seed or 0) + resampled)
-        text, record, action = _think(messages, sampled)
-        records.append(record.parsed(action.invalid, action.problem))
+
+    def think(options: Context) -> tuple[tuple[str, Any], list[dict[str, Any]]]:
+        text, record, action = _think(messages, options)
+        return (text, action), [record.parsed(action.invalid, action.problem)]
+
+    (text, action), records, resampled = resample_repeats(
+        think, lambda turn: turn[1].argument if turn[1].kind == "search" else None, trajectory, ctx)
     step: dict[str, Any] = {
         "thought": action.thought,
         "action": f"{action.kind}[{action.argument}]" if action.kind != "invalid" else text.strip()[-300:],
