@@ -52,12 +52,13 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
 
 def synthesized_answer(text: str) -> str:
     """The answer in a synthesis reply. After a ReAct history the model may go on in its format
-    ("Thought 7: ... Action 7: finish[X]"): the finish argument is the answer, and a bare Thought line
-    loses its label."""
+    ("Thought 7: ... Action 7: finish[X]"): the finish argument is the answer, a bare Thought line
+    loses its label, and an echoed "Observation 6: ..." line is not an answer."""
     action = parse_react(text)
     if action.kind == "finish":
         return action.argument
-    return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", text.strip(), flags=re.IGNORECASE))
+    lines = [line for line in text.strip().splitlines() if not re.match(r"\s*Observation\s*\d*\s*:", line, re.IGNORECASE)]
+    return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", "\n".join(lines).strip(), flags=re.IGNORECASE))
 
 
 def is_short(answer: str) -> bool:
