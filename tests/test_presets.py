@@ -136,17 +136,6 @@ def test_cap_synthesis_fits_a_small_window_without_crashing():
     assert len(models["generator"].prompts[0]) // 3 < 1500  # the fake counts ~3 characters a token
 
 
-@pytest.mark.parametrize(("preset", "answer", "concise_calls"), [("paper", SENTENCE, 0), ("small", "Rush", 1)])
-def test_small_shortens_the_answer_synthesized_at_the_cap(preset, answer, concise_calls):
-    """The 1.5B model's synthesis at the cap was a whole Thought; small sends it through the concise step."""
-    replies = [f"Thought: step {i}\nAction: search[topic {i}]" for i in range(3)]
-    ctx, models = react_ctx(lambda m: replies[sum(1 for x in m if x.type == "ai") % 3], preset=preset, max_steps=3)
-    models["generator"].script = lambda m: "Rush" if "Long answer:" in str(m[-1].content) else SENTENCE
-    result = run_question("react", "Which band?", ctx)
-    assert result["finished_by"] == "cap" and result["answer"] == answer
-    assert sum("Long answer:" in str(p) for p in models["generator"].prompts) == concise_calls
-
-
 @pytest.mark.parametrize("refuse", [False, True])
 def test_a_repeated_search_is_refused_only_with_the_option(refuse):
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: search[rush; who is rush]",

@@ -16,7 +16,6 @@ from hoprag.nodes.reasoner import (
     route_after_notes_answer,
     route_after_observe,
     route_after_reason,
-    route_after_synthesize,
 )
 from hoprag.nodes.retrieve import retrieve
 from hoprag.nodes.write_notes import (
@@ -56,6 +55,6 @@ def build_react_family(observation: Observation) -> StateGraph:
         builder.add_node(observe, observe_documents if observation == "documents" else observe_segments)
         builder.add_edge("retrieve", observe)
         builder.add_conditional_edges(observe, route_after_observe, ["reason", "synthesize"])
-    builder.add_conditional_edges("synthesize", route_after_synthesize, ["concise_answer", END])
+    builder.add_edge("synthesize", END)
     builder.add_edge("concise_answer", END)
     return builder

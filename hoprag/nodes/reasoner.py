@@ -174,12 +174,6 @@ def route_after_reason(state: AgentState, runtime: Any = None) -> str:
     return "reason"
 
 
-def route_after_synthesize(state: AgentState, runtime: Any = None) -> str:
-    """The answer synthesized at the cap goes through the concise-answer step too (small): the 1.5B model
-    answered there with a whole Thought ("I need to find the Canadian rock band that ...")."""
-    return after_answer(context_of(runtime))
-
-
 def route_after_observe(state: AgentState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     return "synthesize" if len(state.get("trajectory", [])) >= ctx.max_steps else "reason"
