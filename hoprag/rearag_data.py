@@ -17,7 +17,7 @@ from hoprag.context import Context
 from hoprag.eval.datasets import Example, load_dataset
 from hoprag.eval.metrics import best_f1
 from hoprag.llm import call_llm
-from hoprag.nodes.parsing import parse_rearag_action
+from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
 from hoprag.nodes.rearag import STOP, engine_answer, first_step
 from hoprag.progress import progress_bar
 from hoprag.prompts.rearag import DATA_EXAMPLE, DATA_RULES, DATA_USER, REARAG_SYSTEM
@@ -33,7 +33,10 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
     """One question's chain, checked against the filter; `kept` and `reason` say the outcome."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": DATA_SYSTEM, "train": False},
                                       {"role": "user", "content": DATA_USER.format(question=example.question), "train": False}]
-    retries, invalid_outputs, finish, numbers = 0, 0, None, []
+    retries, invalid_outputs, finish, numbers, rewritten = 0, 0, None, [], 0
+    # small (`rearag_lenient_actions`): also read the call shapes small models write, and store such a turn in the
+    # official format with its step's number, so a model trained on the chains learns the official format.
+    lenient = bool(ctx.rearag_lenient_actions)
     sampling = ctx.with_options(temperature=TEMPERATURE)
     for step in range(1, MAX_STEPS + 1):
         while True:
@@ -41,13 +44,15 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
             chat = [(m["role"], m["content"]) for m in messages]
             text, _, _ = call_llm("reasoner", _as_messages(chat), options, stop=STOP, max_tokens=STEP_TOKENS)
             turn = first_step(text)
-            call = parse_rearag_action(turn)
+            call = parse_rearag_action(turn, lenient=lenient)
             if not call.invalid:
                 break
             invalid_outputs += 1
             retries += 1
             if retries > MAX_RETRIES:
-                return _result(example, messages, False, "invalid: more than 20 invalid steps", invalid_outputs)
+                return _result(example, messages, False, "invalid: more than 20 invalid steps", invalid_outputs, rewritten=rewritten)
+        if lenient and (call.number != step or parse_rearag_action(turn).invalid):
+            turn, call.number, rewritten = official_turn(call, step), step, rewritten + 1
         numbers.append(call.number)
         messages.append({"role": "assistant", "content": turn, "train": True})
         if call.function == "finish":
@@ -56,13 +61,20 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
         answer, _, _ = engine_answer(ctx, call.argument)
         messages.append({"role": "user", "content": f"Observation {step}: {answer}", "train": False})
     if finish is None:
-        return _result(example, messages, False, f"no finish within {MAX_STEPS} steps", invalid_outputs)
+        return _result(example, messages, False, f"no finish within {MAX_STEPS} steps", invalid_outputs, rewritten=rewritten)
     if numbers != list(range(1, len(numbers) + 1)):
-        return _result(example, messages, False, f"step numbers run {numbers}, not 1, 2, 3, ...", invalid_outputs)
+        return _result(example, messages, False, f"step numbers run {numbers}, not 1, 2, 3, ...", invalid_outputs,
+                       rewritten=rewritten)
     f1 = best_f1(finish, example.answers)[0]
     if f1 <= 0:
-        return _result(example, messages, False, "F1 = 0 against the gold answer", invalid_outputs, finish, f1)
-    return _result(example, messages, True, "", invalid_outputs, finish, f1)
+        return _result(example, messages, False, "F1 = 0 against the gold answer", invalid_outputs, finish, f1, rewritten)
+    return _result(example, messages, True, "", invalid_outputs, finish, f1, rewritten)
+
+
+def official_turn(call: FunctionCall, number: int) -> str:
+    """A step in the official format: `Thought N: ...` and `Action N: {'function': ..., 'parameters': {...}}`."""
+    key = "query" if call.function == "search" else "answer"
+    return f"Thought {number}: {call.thought}\nAction {number}: {{'function': '{call.function}', 'parameters': {{'{key}': {call.argument!r}}}}}"
 
 
 def _as_messages(chat: list[tuple[str, str]]) -> list[Any]:
@@ -73,11 +85,11 @@ def _as_messages(chat: list[tuple[str, str]]) -> list[Any]:
 
 
 def _result(example: Example, messages: list[dict[str, Any]], kept: bool, reason: str, invalid_outputs: int,
-            finish: str | None = None, f1: float = 0.0) -> dict[str, Any]:
+            finish: str | None = None, f1: float = 0.0, rewritten: int = 0) -> dict[str, Any]:
     steps = sum(1 for m in messages if m["role"] == "assistant")
     return {"id": example.id, "question": example.question, "answers": example.answers, "messages": messages,
             "kept": kept, "reason": reason, "finish_answer": finish, "f1": round(f1, 4), "steps": steps,
-            "invalid_outputs": invalid_outputs}
+            "invalid_outputs": invalid_outputs, "rewritten_turns": rewritten}
 
 
 def _done_ids(*paths: Path) -> dict[str, dict[str, Any]]:
@@ -137,6 +149,7 @@ def build_data(dataset: str, out: Path, ctx: Context, limit: int | None = None, 
         "average_steps": round(sum(r["steps"] for r in records) / len(records), 2) if records else None,
         "average_steps_kept": round(sum(r["steps"] for r in kept) / len(kept), 2) if kept else None,
         "invalid_outputs": sum(r.get("invalid_outputs", 0) for r in records),
+        "rewritten_turns": sum(r.get("rewritten_turns", 0) for r in records),
         "seconds_per_question": round(sum(r.get("seconds", 0) for r in records) / len(records), 2) if records else None,
         "reasoner": ctx.reasoner_llm or ctx.llm, "index": ctx.index,
     }

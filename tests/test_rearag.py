@@ -235,6 +235,29 @@ def test_build_data_keeps_only_well_formed_chains_with_f1_above_zero_and_resumes
     assert len(models["reasoner"].prompts) == calls and again["kept"] == 1
 
 
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_small_data_construction_reads_lenient_calls_and_stores_them_in_the_official_format(tmp_path, preset):
+    """The 1.5B model writes `Action 1: search {"query": ...}`; small keeps such a chain, its turns rewritten."""
+    from hoprag.rearag_data import build_data
+
+    def reasoner(messages):
+        turns = sum(1 for m in messages if m.type == "ai")
+        return ('Thought 1: Who wrote it?\nAction 1: search {"query": "Who is the author?"}' if turns == 0 else
+                'Thought 2: Done.\nAction 2: finish\n{"answer": "Exeter College"}')
+
+    ctx, _, _ = setup(reasoner, preset=preset)
+    out = tmp_path / "chains.jsonl"
+    summary = build_data(write_train(tmp_path), out, ctx.resolved("rearag"), limit=1, progress=False)
+    if preset == "paper":
+        assert summary["kept"] == 0 and summary["invalid"] == 1
+        return
+    assert summary["kept"] == 1 and summary["rewritten_turns"] == 2
+    turns = [m["content"] for m in json.loads(out.read_text())["messages"] if m["role"] == "assistant"]
+    assert turns == ["Thought 1: Who wrote it?\nAction 1: {'function': 'search', 'parameters': {'query': 'Who is the author?'}}",
+                     "Thought 2: Done.\nAction 2: {'function': 'finish', 'parameters': {'answer': 'Exeter College'}}"]
+    assert all(not parse_rearag_action(turn).invalid for turn in turns)  # the official parser reads them
+
+
 # ---------------------------------------------------------------- fine-tuning data and masks
 
 
