@@ -123,6 +123,14 @@ class Context:
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."
     )
+    rearag_shared_concise: bool | None = _describe(
+        None, "ReaRAG, small: shorten a long finish answer with the prompt the other methods' concise step uses, not the "
+        "official one (whose 'For yes, or no answer, only answer it short' made the 1.5B model answer 'Yes').",
+    )
+    rearag_finish_on_repeat: bool | None = _describe(
+        None, "ReaRAG, small: a search that still repeats an earlier one after `resample_repeated_queries` ends the chain "
+        "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")

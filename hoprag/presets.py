@@ -33,6 +33,8 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "notes_fallback_segments": 0,
     "resample_repeated_queries": 0,
     "answer_from_notes": False,
+    "rearag_shared_concise": False,
+    "rearag_finish_on_repeat": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -76,6 +78,12 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReNAct: after each step that wrote notes, one generator call answers from the notes or says "unknown"; an
     # answer the notes hold ends the run. The 1.5B reasoner searched on with "Lorenzo Monaco - Giotto" in its notes.
     "answer_from_notes": True,
+    # ReaRAG: a long finish answer is shortened with the shared concise prompt; the official one answered "Yes" for
+    # both capped chains' sentences ("... was awarded to Tom Hiddleston ...") in the first 7 HotpotQA-hard questions.
+    "rearag_shared_concise": True,
+    # ReaRAG: a repeat left after resampling ends the chain with the forced finish (a chain resampled the same
+    # query twice at each of its 7 later steps, the same answer each time, to the bound).
+    "rearag_finish_on_repeat": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -167,6 +175,8 @@ ADAPTATION_METHODS = {
     "notes_fallback_segments": {"renact", "renact-iterative"},
     "resample_repeated_queries": _REACT | {"rearag"},
     "answer_from_notes": {"renact", "renact-iterative"},
+    "rearag_shared_concise": {"rearag"},
+    "rearag_finish_on_repeat": {"rearag"},
 }
 
 

@@ -151,7 +151,8 @@ def test_small_refuses_a_repeated_search_and_reads_a_lenient_forced_finish():
             return 'Thought 4: t\nAction 4: finish {"answer": "Forced"}'
         return search(len([m for m in messages if m.type == "ai"]) + 1, "again")
 
-    ctx, retriever, models = setup(reasoner, max_steps=3, preset="small", refuse_repeated_queries=True)
+    ctx, retriever, models = setup(reasoner, max_steps=3, preset="small", refuse_repeated_queries=True,
+                                   rearag_finish_on_repeat=False, resample_repeated_queries=0)
     result = run_question("rearag", "Q?", ctx)
     assert retriever.queries == ["again"]  # asked three times, run once
     assert [s.get("refused", False) for s in result["trajectory"]] == [False, True, True]
@@ -175,6 +176,33 @@ def test_small_samples_a_repeated_search_again(preset):
     else:  # paper: the repeat runs (the official code has no such check); then "again" once more, "other"
         assert retriever.queries == ["again", "again", "again", "other"]
     assert result["answer"] == "X"
+
+
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_small_ends_a_chain_on_a_repeat_left_after_resampling(preset):
+    def reasoner(messages):
+        if str(messages[-1].content).startswith("You have reached the maximum number of steps"):
+            return finish(3, "Forced")
+        return search(sum(1 for m in messages if m.type == "ai") + 1, "again")
+
+    ctx, retriever, models = setup(reasoner, max_steps=4, preset=preset)
+    result = run_question("rearag", "Q?", ctx)
+    if preset == "small":  # step 2 repeats step 1, twice more when resampled: the forced finish follows step 1
+        assert retriever.queries == ["again"] and result["finished_by"] == "repeated" and result["steps"] == 1
+        assert len(models["reasoner"].prompts) == 1 + 3 + 1
+        assert result["answer"] == "Forced"
+    else:  # paper: the repeats run to the step bound
+        assert retriever.queries == ["again"] * 4 and result["finished_by"] == "cap"
+        assert "[Reference answer]\nForced" in models["generator"].prompts[0]
+
+
+@pytest.mark.parametrize(("preset", "marker"), [("paper", "[Reference answer]"), ("small", "Long answer:")])
+def test_small_shortens_a_long_finish_answer_with_the_shared_prompt(preset, marker):
+    """The official concise prompt answered "Yes" for a sentence on the 1.5B model."""
+    long = "The Laurence Olivier Award went to Tom Hiddleston for his role in the 2011 film The Deep Blue Sea."
+    ctx, _, models = setup([finish(1, long)], generator=lambda m: "Tom Hiddleston", preset=preset)
+    result = run_question("rearag", "Which play?", ctx)
+    assert result["answer"] == "Tom Hiddleston" and marker in models["generator"].prompts[0]
 
 
 def test_small_preset_tells_a_retry_what_was_wrong():

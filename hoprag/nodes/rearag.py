@@ -17,6 +17,7 @@ from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
 from hoprag.nodes.reasoner import resample_repeats
 from hoprag.nodes.retrieve import search
+from hoprag.prompts.react import CONCISE as SHARED_CONCISE
 from hoprag.prompts.react import REPEATED_QUERY
 from hoprag.prompts.rearag import (
     CONCISE,
@@ -121,7 +122,11 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     pending = state["pending"]
     earlier = earlier_search(state.get("trajectory", []), pending["query"], key="query") \
-        if ctx.refuse_repeated_queries else None
+        if ctx.refuse_repeated_queries or ctx.rearag_finish_on_repeat else None
+    if earlier and ctx.rearag_finish_on_repeat:
+        # The engine would answer the same and the greedy reasoner would ask again: the forced finish comes next,
+        # after the last real observation (the repeat is not a step of the chain).
+        return {"finished_by": "repeated"}
     if earlier:  # the engine would give the same answer again
         return {"trajectory": [{**pending, "observation": REPEATED_QUERY.format(step=earlier), "refused": True,
                                 "repeated": True}]}
@@ -132,7 +137,8 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 
 
 def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
-    """At the step bound without `finish`: ask for it once; else the last observation stands."""
+    """At the step bound without `finish` (or at a repeat, `rearag_finish_on_repeat`): ask for it once; else the last
+    observation stands."""
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
@@ -141,7 +147,8 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
                                lenient=bool(ctx.rearag_lenient_actions))
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
-    return {"finish_answer": answer, "finished_by": "cap", "calls": [record.parsed(call.function != "finish", call.problem)]}
+    return {"finish_answer": answer, "finished_by": state.get("finished_by") or "cap",
+            "calls": [record.parsed(call.function != "finish", call.problem)]}
 
 
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
@@ -151,8 +158,9 @@ def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
         # small: the official prompt's "For yes, or no answer, only answer it short" turned a short answer such
         # as "Rush" into "Yes" with the 1.5B model; a short finish answer is kept as written.
         return {"answer": state["finish_answer"], "finished_by": state.get("finished_by") or "finish"}
-    text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], reference_ans=state["finish_answer"]),
-                               ctx.with_options(temperature=0.0), max_tokens=32)
+    prompt = SHARED_CONCISE.format(question=state["question"], answer=state["finish_answer"]) if ctx.rearag_shared_concise \
+        else CONCISE.format(question=state["question"], reference_ans=state["finish_answer"])
+    text, record, _ = call_llm("generator", prompt, ctx.with_options(temperature=0.0), max_tokens=32)
     return {"answer": first_line(text) or state["finish_answer"], "finished_by": state.get("finished_by") or "finish",
             "calls": [record.to_dict()]}
 
@@ -170,4 +178,6 @@ def route_after_reason(state: ReaRAGState, runtime: Any = None) -> str:
 
 def route_after_observation(state: ReaRAGState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
+    if state.get("finished_by") == "repeated":
+        return "force_finish"
     return "force_finish" if len(state.get("trajectory", [])) >= (ctx.max_steps or 15) else "reason"
