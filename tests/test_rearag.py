@@ -132,6 +132,13 @@ def test_too_many_invalid_actions_give_no_answer():
     assert result["answer"] == "" and result["finished_by"] == "invalid" and result["invalid_outputs"] == 4
 
 
+@pytest.mark.parametrize(("preset", "outputs"), [("paper", 21), ("small", 6)])
+def test_the_invalid_step_budget_is_20_retries_in_paper_and_5_in_small(preset, outputs):
+    ctx, _, _ = setup(lambda m: "(Alternative Title) (Alternative Title)", preset=preset)
+    result = run_question("rearag", "Q?", ctx)
+    assert result["finished_by"] == "invalid" and result["invalid_outputs"] == outputs
+
+
 def test_the_step_bound_forces_an_answer():
     def reasoner(messages):
         last = str(messages[-1].content)
