@@ -37,6 +37,10 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
     # small (`rearag_lenient_actions`): also read the call shapes small models write, and store such a turn in the
     # official format with its step's number, so a model trained on the chains learns the official format.
     lenient = bool(ctx.rearag_lenient_actions)
+
+    def result(kept: bool, reason: str, finish: str | None = None, f1: float = 0.0) -> dict[str, Any]:
+        return _result(example, messages, kept, reason, invalid_outputs, finish, f1, rewritten)
+
     sampling = ctx.with_options(temperature=TEMPERATURE)
     for step in range(1, MAX_STEPS + 1):
         while True:
@@ -50,7 +54,7 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
             invalid_outputs += 1
             retries += 1
             if retries > MAX_RETRIES:
-                return _result(example, messages, False, "invalid: more than 20 invalid steps", invalid_outputs, rewritten=rewritten)
+                return result(False, "invalid: more than 20 invalid steps")
         if lenient and (call.number != step or parse_rearag_action(turn).invalid):
             turn, call.number, rewritten = official_turn(call, step), step, rewritten + 1
         numbers.append(call.number)
@@ -61,14 +65,13 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
         answer, _, _ = engine_answer(ctx, call.argument)
         messages.append({"role": "user", "content": f"Observation {step}: {answer}", "train": False})
     if finish is None:
-        return _result(example, messages, False, f"no finish within {MAX_STEPS} steps", invalid_outputs, rewritten=rewritten)
+        return result(False, f"no finish within {MAX_STEPS} steps")
     if numbers != list(range(1, len(numbers) + 1)):
-        return _result(example, messages, False, f"step numbers run {numbers}, not 1, 2, 3, ...", invalid_outputs,
-                       rewritten=rewritten)
+        return result(False, f"step numbers run {numbers}, not 1, 2, 3, ...")
     f1 = best_f1(finish, example.answers)[0]
     if f1 <= 0:
-        return _result(example, messages, False, "F1 = 0 against the gold answer", invalid_outputs, finish, f1, rewritten)
-    return _result(example, messages, True, "", invalid_outputs, finish, f1, rewritten)
+        return result(False, "F1 = 0 against the gold answer", finish, f1)
+    return result(True, "", finish, f1)
 
 
 def official_turn(call: FunctionCall, number: int) -> str:
@@ -85,7 +88,7 @@ def _as_messages(chat: list[tuple[str, str]]) -> list[Any]:
 
 
 def _result(example: Example, messages: list[dict[str, Any]], kept: bool, reason: str, invalid_outputs: int,
-            finish: str | None = None, f1: float = 0.0, rewritten: int = 0) -> dict[str, Any]:
+            finish: str | None, f1: float, rewritten: int) -> dict[str, Any]:
     steps = sum(1 for m in messages if m["role"] == "assistant")
     return {"id": example.id, "question": example.question, "answers": example.answers, "messages": messages,
             "kept": kept, "reason": reason, "finish_answer": finish, "f1": round(f1, 4), "steps": steps,

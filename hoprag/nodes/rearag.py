@@ -178,6 +178,5 @@ def route_after_reason(state: ReaRAGState, runtime: Any = None) -> str:
 
 def route_after_observation(state: ReaRAGState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
-    if state.get("finished_by") == "repeated":
-        return "force_finish"
-    return "force_finish" if len(state.get("trajectory", [])) >= (ctx.max_steps or 15) else "reason"
+    at_bound = len(state.get("trajectory", [])) >= (ctx.max_steps or 15)
+    return "force_finish" if at_bound or state.get("finished_by") == "repeated" else "reason"
