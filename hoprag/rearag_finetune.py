@@ -1,6 +1,6 @@
 """Fine-tune a model on ReaRAG chains (`hoprag rearag build-data`) with LoRA, on a GPU.
 
-    pip install 'torch' 'transformers' 'peft' 'trl' 'datasets'      # on the GPU machine
+    pip install 'torch' 'transformers>=4.56' 'peft' 'accelerate'      # on the GPU machine
     python -m hoprag.rearag_finetune --chains chains.jsonl --model Qwen/Qwen2.5-7B-Instruct --out rearag-lora
 
 The loss is computed only on the model's thought/action turns (the `train` flag of each turn), as in the
@@ -12,8 +12,10 @@ model and saves it with its tokenizer, so it can be served:
 - as `local:<file.gguf>`: convert `rearag-lora/merged` with llama.cpp's `convert_hf_to_gguf.py` (and
   quantize it), then `--reasoner-llm local:rearag.gguf`.
 
-The data loading and the masking are plain Python (tested on a tiny example); torch, transformers, peft
-and trl are imported only by `main`.
+The data loading and the masking are plain Python (tested on a tiny example); torch, transformers and peft
+are imported only by `main`. The trainer is transformers' `Trainer` with PEFT's LoRA rather than TRL's
+`SFTTrainer`: the per-turn `train` flags already give the labels, which is the one thing `SFTTrainer`'s
+completion-only masking would add, and the tokenized rows are a plain list, so `datasets` is not needed.
 """
 
 from __future__ import annotations
@@ -56,18 +58,27 @@ def load_conversations(path: str | Path) -> list[list[dict[str, Any]]]:
 def tokenize_conversation(tokenizer: ChatTokenizer, messages: list[dict[str, Any]], max_length: int = 8192
                           ) -> dict[str, list[int]]:
     """input_ids and labels of one conversation: each turn is the text its chat-template rendering adds to
-    the one before, and only the turns with `train` keep their token ids as labels."""
+    the one before, and only the turns with `train` keep their token ids as labels, less the turn's header
+    (Qwen's `<|im_start|>assistant\n`): the generation prompt supplies it at inference, so the model never
+    writes it."""
     input_ids: list[int] = []
     labels: list[int] = []
     rendered = ""
     for index, message in enumerate(messages):
         prefix = [{"role": m["role"], "content": m["content"]} for m in messages[: index + 1]]
         text = tokenizer.apply_chat_template(prefix, tokenize=False)
-        piece = text[len(rendered):] if text.startswith(rendered) else text
+        stable = text.startswith(rendered)
+        piece = text[len(rendered):] if stable else text
+        header = ""
+        if message["train"] and stable:
+            prompt = tokenizer.apply_chat_template(prefix[:-1], tokenize=False, add_generation_prompt=True)
+            if prompt.startswith(rendered) and text.startswith(prompt):
+                header = prompt[len(rendered):]
         rendered = text
-        ids = tokenizer.encode(piece, add_special_tokens=False)
-        input_ids += ids
-        labels += ids if message["train"] else [IGNORE] * len(ids)
+        header_ids = tokenizer.encode(header, add_special_tokens=False) if header else []
+        ids = tokenizer.encode(piece[len(header):], add_special_tokens=False)
+        input_ids += header_ids + ids
+        labels += [IGNORE] * len(header_ids) + (ids if message["train"] else [IGNORE] * len(ids))
     input_ids, labels = input_ids[:max_length], labels[:max_length]
     return {"input_ids": input_ids, "labels": labels, "attention_mask": [1] * len(input_ids)}
 
@@ -86,7 +97,6 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - needs a G
     args = parser.parse_args(argv)
 
     import torch
-    from datasets import Dataset
     from peft import LoraConfig, get_peft_model
     from transformers import (
         AutoModelForCausalLM,
@@ -98,8 +108,10 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - needs a G
 
     tokenizer = AutoTokenizer.from_pretrained(args.model)
     rows = [tokenize_conversation(tokenizer, c, args.max_length) for c in load_conversations(args.chains)]
-    dataset = Dataset.from_list(rows)
-    model = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=torch.bfloat16, device_map="auto")
+    trained = sum(label != IGNORE for row in rows for label in row["labels"])
+    total = sum(len(row["labels"]) for row in rows)
+    print(f"{len(rows)} conversations, {total} tokens, {trained} of them in the loss (thought/action turns)")
+    model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.bfloat16, device_map="auto")
     model = get_peft_model(model, LoraConfig(r=args.lora_rank, lora_alpha=2 * args.lora_rank, lora_dropout=0.05,
                                              target_modules="all-linear", task_type="CAUSAL_LM"))
     trainer = Trainer(
@@ -107,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:  # pragma: no cover - needs a G
         args=TrainingArguments(output_dir=args.out, num_train_epochs=args.epochs, learning_rate=args.lr,
                                per_device_train_batch_size=args.batch_size, gradient_accumulation_steps=args.grad_accum,
                                bf16=True, logging_steps=10, save_strategy="epoch", report_to=[]),
-        train_dataset=dataset,
+        train_dataset=rows,  # a list of tokenized rows: Trainer needs only len() and indexing
         # Pads input_ids with the pad token and labels with -100, so padding never counts in the loss.
         data_collator=DataCollatorForSeq2Seq(tokenizer, label_pad_token_id=IGNORE),
     )

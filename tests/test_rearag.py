@@ -299,8 +299,9 @@ def test_small_data_construction_reads_lenient_calls_and_stores_them_in_the_offi
 class TinyTokenizer:
     """One token per character, with a visible chat template."""
 
-    def apply_chat_template(self, conversation, tokenize=False, **kwargs):
-        return "".join(f"<{m['role']}>{m['content']}\n" for m in conversation)
+    def apply_chat_template(self, conversation, tokenize=False, add_generation_prompt=False, **kwargs):
+        text = "".join(f"<{m['role']}>{m['content']}\n" for m in conversation)
+        return text + "<assistant>" if add_generation_prompt else text
 
     def encode(self, text, add_special_tokens=False):
         return [ord(c) for c in text]
@@ -317,7 +318,7 @@ def test_masks_keep_only_the_thought_action_turns(tmp_path):
     text = "".join(chr(i) for i in row["input_ids"])
     assert text == "<system>S\n<user>Q\n<assistant>T1\n<user>O1\n<assistant>T2\n"
     trained = "".join(chr(i) for i, label in zip(row["input_ids"], row["labels"], strict=True) if label != IGNORE)
-    assert trained == "<assistant>T1\n<assistant>T2\n"
+    assert trained == "T1\nT2\n"  # the turn header is the generation prompt's, not the model's
     assert len(row["labels"]) == len(row["input_ids"]) == len(row["attention_mask"])
 
 
