@@ -149,6 +149,10 @@ class Context:
     temperature: float | None = _describe(
         None, "Sampling temperature of every LLM call (paper: the paper's, e.g. 0.7 for ReNAct; small: 0)."
     )
+    top_p: float | None = _describe(
+        None, "Nucleus sampling (top-p) of sampled calls; None leaves the runtime's default (llama.cpp's is 0.95). "
+        "ReaRAG paper: 0.85, the official code's."
+    )
     seed: int | None = _describe(0, "Sampling seed, for reproducible runs; None leaves sampling unseeded.")
     reproducible: bool = _describe(
         False,

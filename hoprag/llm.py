@@ -283,6 +283,8 @@ def call_llm(
     model = chat_model(spec, role, ctx, logprobs=logprobs)
     messages = _as_messages(prompt, system)
     kwargs: dict[str, Any] = {"temperature": ctx.temperature, "max_tokens": max_tokens or ctx.max_tokens}
+    if ctx.top_p is not None and ctx.temperature:
+        kwargs["top_p"] = ctx.top_p
     if stop:
         kwargs["stop"] = stop
     if logprobs:

@@ -108,9 +108,9 @@ _PAPER: dict[str, dict[str, Any]] = {
     # IRCoT and FLARE as the NotesWriting paper runs them (temperature 0.7, §4.2) with the original code's
     # settings (reference/methods.md): IRCoT 15 paragraphs of at most 350 words, 10 sentences, no reader;
     # FLARE θ = 0.8, β = 0.4.
-    # ReaRAG's official code: reasoner temperature 1.0 (top_p 0.85 is not sent), 1024 tokens, 15 steps,
+    # ReaRAG's official code: reasoner temperature 1.0 and top_p 0.85, 1024 tokens, 15 steps,
     # top-3 passages, 20 invalid-step retries, the RAG-engine prompt of its released training data.
-    "rearag": {"temperature": 1.0, "max_tokens": 1024, "max_steps": 15, "k": 3, "rearag_engine_prompt": "comparison",
+    "rearag": {"temperature": 1.0, "top_p": 0.85, "max_tokens": 1024, "max_steps": 15, "k": 3, "rearag_engine_prompt": "comparison",
                "rearag_invalid_retries": 20},
     # FuRePA §4.1: n = 5, theta = 0.6, DBSCAN eps 2, T = 6. The paper lists tp0 0.2/1.0 and dtp 0.8/0.5 without
     # saying which goes where; `paper` takes 1.0/0.5 (five candidates at 0.2 are near copies, which leaves the

@@ -25,7 +25,7 @@ from hoprag.prompts.rearag import DATA_EXAMPLE, DATA_RULES, DATA_USER, REARAG_SY
 DATA_SYSTEM = REARAG_SYSTEM.rstrip() + "\n" + DATA_RULES + DATA_EXAMPLE
 MAX_STEPS = 25  # data construction's bound (the official code's)
 MAX_RETRIES = 20  # invalid steps regenerated per question
-TEMPERATURE = 0.99  # the official sampling (top_p 0.85 is not sent)
+TEMPERATURE, TOP_P = 0.99, 0.85  # the official sampling
 STEP_TOKENS = 256
 
 
@@ -41,7 +41,7 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
     def result(kept: bool, reason: str, finish: str | None = None, f1: float = 0.0) -> dict[str, Any]:
         return _result(example, messages, kept, reason, invalid_outputs, finish, f1, rewritten)
 
-    sampling = ctx.with_options(temperature=TEMPERATURE)
+    sampling = ctx.with_options(temperature=TEMPERATURE, top_p=TOP_P)
     for step in range(1, MAX_STEPS + 1):
         while True:
             options = sampling.with_options(seed=seed + 1000 * step + retries)

@@ -3,7 +3,7 @@ searches once and then finishes, and a note writer that always finds a note.
 
 It can also answer slowly (`delay`, seconds a request, as a real model would) and misbehave on purpose
 (`faults`: a function of the prompt that returns "500", "timeout", "malformed" or None) for the
-fault-tolerance and load tests; every request's prompt is kept in `prompts`."""
+fault-tolerance and load tests; every request's prompt is kept in `prompts` and its body in `bodies`."""
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         server = self.server
         with server.lock:
             server.prompts.append(prompt)
+            server.bodies.append(body)
         fault = server.faults(prompt) if server.faults else None
         if fault == "500":
             self.send_error(500, "internal error")
@@ -95,6 +96,7 @@ class StubServer(ThreadingHTTPServer):
         self.faults = faults
         self.hang_seconds = hang_seconds
         self.prompts: list[str] = []
+        self.bodies: list[dict] = []  # each request's JSON body, for the sampling parameters sent
         self.lock = threading.Lock()
 
 

@@ -327,3 +327,17 @@ def test_malformed_chains_are_named(tmp_path):
     chains.write_text('{"id": "a", "messages": [{"role": "user", "content": "x"}]}\n')
     with pytest.raises(ValueError, match="chains.jsonl:1: every turn needs role, content and train"):
         load_conversations(chains)
+
+
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
+    """The official code samples the reasoner at temperature 1.0 with top_p 0.85; the answer model is greedy."""
+    register_retriever("rearag-stub-index", Passages())
+    result = run_question("rearag", "Which band released Counterparts?",
+                          Context(llm="openai:stub-model", index="rearag-stub-index", preset=preset))
+    assert result["answer"] == "Rush"
+    sampling = {(b["messages"][0]["content"][:40], b.get("temperature"), b.get("top_p")) for b in openai_stub.bodies}
+    reasoner = {(t, p) for prompt, t, p in sampling if prompt.startswith("Your task is to solve")}
+    others = {(t, p) for prompt, t, p in sampling if not prompt.startswith("Your task is to solve")}
+    assert reasoner == ({(1.0, 0.85)} if preset == "paper" else {(0.0, None)})
+    assert others == {(0.0, None)}
