@@ -153,7 +153,10 @@ class Context:
         None, "Nucleus sampling (top-p) of sampled calls; None leaves the runtime's default (llama.cpp's is 0.95). "
         "ReaRAG paper: 0.85, the official code's."
     )
-    seed: int | None = _describe(0, "Sampling seed, for reproducible runs; None leaves sampling unseeded.")
+    seed: int | None = _describe(
+        0, "Sampling seed, for reproducible runs: each sampled call draws with a seed derived from it and the call's "
+        "prompt, so steps sample independently; None leaves sampling unseeded."
+    )
     reproducible: bool = _describe(
         False,
         "Embedded model: a prompt gives the same output whatever ran before it. The KV cache is reused only in "

@@ -26,7 +26,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
 from hoprag.errors import ContextOverflowError, EndpointError, HopragError, NoLogprobsError, UnknownSpecError
-from hoprag.llm_cache import cache_key, is_cacheable, response_cache
+from hoprag.llm_cache import cache_key, call_seed, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
 DEFAULT_SPEC = f"local:{DEFAULT_LOCAL_MODEL}"
@@ -291,14 +291,18 @@ def call_llm(
         kwargs["logprobs"] = True
         if spec.startswith(("local-server:", "openai:")):
             kwargs["top_logprobs"] = 1  # llama_cpp.server returns logprobs only when top_logprobs is set
-    if spec.startswith(("local", "openai")) and ctx.seed is not None:
-        kwargs["seed"] = ctx.seed
+    chat = [(chat_role(m), str(m.content)) for m in messages]
+    seed = call_seed(ctx.seed, chat) if ctx.seed is not None and ctx.temperature else ctx.seed
+    if spec.startswith(("local", "openai")) and seed is not None:
+        kwargs["seed"] = seed
     if spec.startswith("local:") and ctx.reproducible:
         kwargs["reproducible"] = True
     cache, key = None, ""
     if ctx.llm_cache and is_cacheable(ctx.temperature, ctx.seed):
         cache = response_cache()
-        key = cache_key(spec, [(chat_role(m), str(m.content)) for m in messages], {**kwargs, "seed": ctx.seed})
+        # The sent seed is in the key, so responses sampled under the earlier one-seed-for-every-call scheme are
+        # not served for the per-call seeds; greedy calls send the run's seed, as before.
+        key = cache_key(spec, chat, {**kwargs, "seed": seed})
         hit = cache.get(key)
         if hit is not None:
             message = AIMessage(content=hit["text"], response_metadata=hit.get("metadata") or {})

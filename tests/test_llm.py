@@ -109,3 +109,17 @@ def test_calls_with_different_seeds_share_one_model_instance(monkeypatch):
     for seed in range(5):
         llm.call_llm("reasoner", "hi", Context(llm="local:qwen2.5-coder-1.5b", seed=seed, temperature=0.7, max_tokens=4))
     assert len(loaded) == 1
+
+
+def test_sampled_calls_draw_with_a_seed_of_their_own(openai_stub):
+    """One fixed seed on every call replays the same draws at each step (a `paper` ReNAct run searched one query
+    21 times in a row); a sampled call's seed is derived from the run's seed and its prompt instead."""
+    sampled = Context(llm="openai:stub-model", temperature=0.7, max_tokens=8, seed=0)
+    for prompt in ("Observation 1: none", "Observation 1: none\nObservation 2: none", "Observation 1: none"):
+        call_llm("reasoner", prompt, sampled)
+    call_llm("reasoner", "Observation 1: none", sampled.with_options(seed=1))
+    call_llm("reasoner", "Observation 1: none", sampled.with_options(temperature=0.0))
+    first, longer, again, other_run, greedy = (body["seed"] for body in openai_stub.bodies)
+    assert first != longer and first == again  # independent across prompts, reproducible for one prompt
+    assert other_run != first  # another run seed draws differently
+    assert greedy == 0  # greedy calls send the run's seed unchanged (and keep their cache keys)
