@@ -21,10 +21,10 @@ from hoprag.paths import cache_dir
 
 def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
     """The seed a sampled call sends: the run's seed mixed with the call's messages. One fixed seed on every
-    call replays the same random draws at each step, so a step whose prompt differs from the last only by
-    an observation samples the last step's action again (a `paper` ReNAct run searched one query 21 times
-    in a row). Derived per prompt, sampling stays reproducible (same run seed and prompt, same draws) and
-    is independent across steps, as the papers' unseeded API sampling is."""
+    call replays the same random draws at each step, which pushes a step whose prompt differs from the last
+    only by an observation towards the last step's action. Derived per prompt, sampling stays reproducible
+    (same run seed and prompt, same draws) and is independent across steps, as the papers' unseeded API
+    sampling is."""
     payload = json.dumps([seed, messages], ensure_ascii=False)
     return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
 

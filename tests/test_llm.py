@@ -112,8 +112,8 @@ def test_calls_with_different_seeds_share_one_model_instance(monkeypatch):
 
 
 def test_sampled_calls_draw_with_a_seed_of_their_own(openai_stub):
-    """One fixed seed on every call replays the same draws at each step (a `paper` ReNAct run searched one query
-    21 times in a row); a sampled call's seed is derived from the run's seed and its prompt instead."""
+    """One fixed seed on every call replays the same draws at each step; a sampled call's seed is derived from
+    the run's seed and its prompt instead."""
     sampled = Context(llm="openai:stub-model", temperature=0.7, max_tokens=8, seed=0)
     for prompt in ("Observation 1: none", "Observation 1: none\nObservation 2: none", "Observation 1: none"):
         call_llm("reasoner", prompt, sampled)
