@@ -238,7 +238,7 @@ class ChatLlamaCpp(BaseChatModel):
                     stop=stop or [],
                     max_tokens=kwargs.get("max_tokens", 256),
                     temperature=kwargs.get("temperature", 0.0),
-                    top_p=kwargs.get("top_p", 0.95),  # llama-cpp-python's own default where none is given
+                    **({"top_p": kwargs["top_p"]} if "top_p" in kwargs else {}),  # else llama-cpp-python's default
                     seed=LLAMA_DEFAULT_SEED if seed is None else seed,
                     repeat_penalty=1.0,
                 )

@@ -13,6 +13,8 @@ Specs:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import time
@@ -26,7 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
 from hoprag.errors import ContextOverflowError, EndpointError, HopragError, NoLogprobsError, UnknownSpecError
-from hoprag.llm_cache import cache_key, call_seed, is_cacheable, response_cache
+from hoprag.llm_cache import cache_key, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
 DEFAULT_SPEC = f"local:{DEFAULT_LOCAL_MODEL}"
@@ -264,6 +266,16 @@ def _is_overflow(error: Exception) -> bool:
     return "context length" in text or "context window" in text or "exceed context" in text or "maximum context" in text
 
 
+def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
+    """The seed a sampled call sends: the run's seed mixed with the call's messages. One fixed seed on every
+    call replays the same random draws at each step, which pushes a step whose prompt differs from the last
+    only by an observation towards the last step's action. Derived per prompt, sampling stays reproducible
+    (same run seed and prompt, same draws) and is independent across steps, as the papers' unseeded API
+    sampling is."""
+    payload = json.dumps([seed, messages], ensure_ascii=False)
+    return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
+
+
 def call_llm(
     role: str,
     prompt: str | Sequence[BaseMessage],
@@ -283,7 +295,8 @@ def call_llm(
     model = chat_model(spec, role, ctx, logprobs=logprobs)
     messages = _as_messages(prompt, system)
     kwargs: dict[str, Any] = {"temperature": ctx.temperature, "max_tokens": max_tokens or ctx.max_tokens}
-    if ctx.top_p is not None and ctx.temperature:
+    sampled = bool(ctx.temperature)
+    if ctx.top_p is not None and sampled:
         kwargs["top_p"] = ctx.top_p
     if stop:
         kwargs["stop"] = stop
@@ -292,7 +305,7 @@ def call_llm(
         if spec.startswith(("local-server:", "openai:")):
             kwargs["top_logprobs"] = 1  # llama_cpp.server returns logprobs only when top_logprobs is set
     chat = [(chat_role(m), str(m.content)) for m in messages]
-    seed = call_seed(ctx.seed, chat) if ctx.seed is not None and ctx.temperature else ctx.seed
+    seed = call_seed(ctx.seed, chat) if ctx.seed is not None and sampled else ctx.seed
     if spec.startswith(("local", "openai")) and seed is not None:
         kwargs["seed"] = seed
     if spec.startswith("local:") and ctx.reproducible:

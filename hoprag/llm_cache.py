@@ -19,16 +19,6 @@ from hoprag.errors import HopragError
 from hoprag.paths import cache_dir
 
 
-def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
-    """The seed a sampled call sends: the run's seed mixed with the call's messages. One fixed seed on every
-    call replays the same random draws at each step, which pushes a step whose prompt differs from the last
-    only by an observation towards the last step's action. Derived per prompt, sampling stays reproducible
-    (same run seed and prompt, same draws) and is independent across steps, as the papers' unseeded API
-    sampling is."""
-    payload = json.dumps([seed, messages], ensure_ascii=False)
-    return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
-
-
 def cache_key(spec: str, messages: list[tuple[str, str]], params: dict[str, Any]) -> str:
     payload = json.dumps({"spec": spec, "messages": messages, "params": params}, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
