@@ -15,11 +15,11 @@ from hoprag.nodes.furepa import (
     force_answer,
     plan,
     retrieve,
-    route_after_answer,
     route_after_assess,
     route_after_retrieve,
 )
 from hoprag.nodes.generate import concise_answer
+from hoprag.nodes.reasoner import route_after_answer
 from hoprag.state import InputState, OutputState
 
 

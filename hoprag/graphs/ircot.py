@@ -11,6 +11,7 @@ from hoprag.graphs import compile_method
 from hoprag.nodes.cot import CoTState, collect_notes, make_final_answer, read_answer
 from hoprag.nodes.generate import concise_answer
 from hoprag.nodes.ircot import ircot_retrieve, make_ircot_reason, route_after_ircot_reason
+from hoprag.nodes.reasoner import route_after_answer
 from hoprag.nodes.write_notes import fan_out_notes, write_note, write_notes_iterative
 from hoprag.state import InputState, OutputState
 
@@ -42,7 +43,8 @@ def build_ircot(with_notes: bool) -> StateGraph:
         builder.add_edge("retrieve", "reason")
     builder.add_conditional_edges("reason", route_after_ircot_reason, ["retrieve", "read", "final_answer", "concise_answer", END])
     builder.add_edge("final_answer", END)
-    builder.add_edge("read", END)
+    # The reader answers like standard RAG, in a sentence when the notes are few ("... is Rush"): small shortens it.
+    builder.add_conditional_edges("read", route_after_answer, ["concise_answer", END])
     builder.add_edge("concise_answer", END)
     return builder
 

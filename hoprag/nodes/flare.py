@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from langgraph.graph import END
-
 from hoprag.context import context_of
 from hoprag.llm import token_probabilities
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
+from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
 
 # Step markup, also when a low-probability "<" was masked out of it ("answer>").
@@ -101,7 +100,7 @@ def route_after_context(state: CoTState, runtime: Any = None) -> str:
 def route_after_sentence(state: CoTState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("answer"):
-        return "concise_answer" if ctx.concise_answer else END
+        return after_answer(ctx)
     generated = sum(c["output_tokens"] for c in state.get("calls") or [] if c["role"] == "reasoner")
     if sentence_cap_reached(state, ctx) or generated >= TOKEN_BUDGET:
         return "final_answer"

@@ -19,7 +19,6 @@ from collections import Counter
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from langgraph.graph import END
 from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of
@@ -243,6 +242,3 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     return {"answer": value, "finished_by": "cap", "trajectory": [step],
             "calls": [record.parsed(parsed.kind != "answer", parsed.problem or ("" if parsed.kind == "answer" else "no [Answer]"))]}
 
-
-def route_after_answer(state: FuRePAState, runtime: Any = None) -> str:
-    return "concise_answer" if context_of(runtime).concise_answer else END

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.graph import END
-
 from hoprag.context import context_of
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
+from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
 
 
@@ -49,7 +48,7 @@ def make_ircot_reason(with_notes: bool):
 def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("answer"):
-        return "read" if ctx.ircot_reader else ("concise_answer" if ctx.concise_answer else END)
+        return "read" if ctx.ircot_reader else after_answer(ctx)
     if sentence_cap_reached(state, ctx):
         return "read" if ctx.ircot_reader else "final_answer"
     return "retrieve"

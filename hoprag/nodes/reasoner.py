@@ -163,6 +163,11 @@ def after_answer(ctx: Context) -> str:
     return "concise_answer" if ctx.concise_answer else END
 
 
+def route_after_answer(state: Any, runtime: Any = None) -> str:
+    """The exit of a node that writes the answer (IRCoT's reader, FuRePA's vote): see `after_answer`."""
+    return after_answer(context_of(runtime))
+
+
 def route_after_reason(state: AgentState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
     if state.get("finished_by") == "finish":
