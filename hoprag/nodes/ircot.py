@@ -47,8 +47,9 @@ def make_ircot_reason(with_notes: bool):
 
 def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
-    if state.get("answer"):
-        return "read" if ctx.ircot_reader else after_answer(ctx)
-    if sentence_cap_reached(state, ctx):
-        return "read" if ctx.ircot_reader else "final_answer"
-    return "retrieve"
+    answered = bool(state.get("answer"))
+    if not answered and not sentence_cap_reached(state, ctx):
+        return "retrieve"
+    if ctx.ircot_reader:  # the reader answers at an <answer> and at the sentence cap alike
+        return "read"
+    return after_answer(ctx) if answered else "final_answer"
