@@ -108,8 +108,9 @@ class Context:
         "answer the query - start your answer with NO#', so a page holding part of the answer is noted.",
     )
     notes_fallback_segments: int | None = _describe(
-        None, "NotesWriting (ReNAct), small: when the writer says NO# for every page of a step, the observation is "
-        "this many top BM25 segments of those pages for the query instead of 'No relevant information' (0: off).",
+        None, "NotesWriting (ReNAct, IRCoT/FLARE + notes), small: when the writer says NO# for every page of a step, the "
+        "observation (the step's notes) is this many top BM25 segments of those pages for the query instead of 'No "
+        "relevant information' (0: off).",
     )
     resample_repeated_queries: int | None = _describe(
         None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "

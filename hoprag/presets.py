@@ -69,8 +69,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # NotesWriting: leave out "If you don't know how to answer the query - start your answer with NO#"; the 1.5B
     # writer read it as "NO# unless this page alone answers the question" and refused pages naming the answer.
     "partial_notes": True,
-    # ReNAct: a step whose pages all got NO# shows the top 3 BM25 segments of its pages (ReAct + BM25's
-    # observation) rather than "No relevant information", which the greedy reasoner answered by searching again.
+    # NotesWriting: a step whose pages all got NO# shows the top 3 BM25 segments of its pages (ReAct + BM25's
+    # observation) rather than "No relevant information", which the greedy ReNAct reasoner answered by searching
+    # again and FLARE + notes by answering "No relevant information was found." (9 of 30 on HotpotQA-hard).
     "notes_fallback_segments": 3,
     # ReAct family and ReaRAG: sample a repeated search again, at most twice (the greedy 1.5B reasoner repeats the
     # same Thought/Action word for word once an observation repeats; a ReaRAG chain asked one query six times).
@@ -175,7 +176,7 @@ ADAPTATION_METHODS = {
     "grounded_notes": _NOTES,
     "rearag_concise_long_only": {"rearag"},
     "partial_notes": _NOTES,
-    "notes_fallback_segments": {"renact", "renact-iterative"},
+    "notes_fallback_segments": _NOTES,
     "resample_repeated_queries": _REACT | {"rearag"},
     "answer_from_notes": {"renact", "renact-iterative"},
     "rearag_shared_concise": {"rearag"},

@@ -135,6 +135,26 @@ def test_ircot_notes_accumulate_in_small():
     assert "note from Page 1.0" in documents and "note from Page 2.0" in documents
 
 
+
+@pytest.mark.parametrize("method", ["ircot-notes", "flare-notes"])
+def test_small_shows_the_best_segments_when_the_note_writer_refuses_every_page(method):
+    reply = "<s>Rush is a band.</s> <answer>Rush</answer>"
+    contexts = {}
+    for preset in ("paper", "small"):
+        ctx, _, models = setup(lambda m: confident(reply) if method == "flare-notes" else reply,
+                               notes=lambda m: "NO#", preset=preset)
+        result = run_question(method, "Which band?", ctx)
+        contexts[preset] = models["reasoner"].prompts[0].split("Question: Which band?")[0].rsplit("DOCUMENTS:", 1)[1]
+        contexts[preset + " step"] = result["trajectory"][0]
+    assert "No relevant information was found." in contexts["paper"] and "Paragraph" not in contexts["paper"]
+    # small: ReNAct's fallback, the pages' top 3 BM25 segments for the query, in place of the placeholder
+    assert "No relevant information" not in contexts["small"]
+    assert sum(f"Paragraph {i} of search 1." in contexts["small"] for i in range(5)) == 3
+    assert contexts["small step"]["notes"] and not any(n["relevant"] for n in contexts["small step"]["notes"])
+    if method == "ircot-notes":  # IRCoT's reader, with no note written, reads the paragraphs, not the segments
+        assert all(f"Paragraph {i} of search 1." in models["generator"].prompts[0] for i in range(5))
+
+
 # ---------------------------------------------------------------- FLARE
 
 

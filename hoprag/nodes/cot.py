@@ -14,6 +14,7 @@ from typing_extensions import TypedDict
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line
+from hoprag.nodes.write_notes import top_segments
 from hoprag.prompts.baselines import STANDARD_RAG
 from hoprag.prompts.ircot import COT_EXAMPLES, COT_FINAL, COT_INSTRUCTIONS, COT_QUESTION, closed_step_tags
 from hoprag.prompts.react import SHORT_ANSWER
@@ -107,14 +108,21 @@ def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: boo
 
 def collect_notes(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     """NotesWriting plugged into IRCoT / FLARE: the step's relevant notes replace its documents; with
-    `notes_accumulate` the notes of earlier steps stay too."""
+    `notes_accumulate` the notes of earlier steps stay too. With `notes_fallback_segments`, a step whose
+    pages all got NO# keeps that many top BM25 segments of its pages instead (as ReNAct `small` does)."""
     ctx = context_of(runtime)
     step = len(state.get("trajectory", []))
-    order = {d["id"]: i for i, d in enumerate(state.get("documents") or [])}
+    documents = state.get("documents") or []
+    order = {d["id"]: i for i, d in enumerate(documents)}
     notes = sorted((n for n in state.get("step_notes", []) if n["step"] == step), key=lambda n: order.get(n["doc_id"], 0))
     fresh = [f"{n['title']} - {n['note']}" for n in notes if n["relevant"]]
-    kept = [*(state.get("notes") or []), *fresh] if ctx.notes_accumulate else fresh
     pending = {**state["pending"], "notes": notes}
+    if not fresh and documents and ctx.notes_fallback_segments:
+        # Without it the 1.5B reasoner read "No relevant information was found." and answered with that
+        # sentence (9 of 30 FLARE + notes answers on HotpotQA-hard).
+        segments = top_segments(state["pending"].get("query") or state["question"], documents, ctx.notes_fallback_segments)
+        fresh = [f"{title} - {text}" for title, text in segments]
+    kept = [*(state.get("notes") or []), *fresh] if ctx.notes_accumulate else fresh
     return {"notes": list(dict.fromkeys(kept)), "pending": pending}
 
 
@@ -151,9 +159,11 @@ def make_final_answer(with_notes: bool):
 
 def read_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     """IRCoT's reader (IRCoT QA): a separate generator call over the collected paragraphs or notes; the
-    chain of thought is not passed to it."""
+    chain of thought is not passed to it. With notes it reads them, unless the writer refused every page
+    of every step: then the collected paragraphs, which hold more than the fallback segments."""
     ctx = context_of(runtime)
-    documents = state.get("notes") if state.get("notes") else [
+    wrote_notes = any(n["relevant"] for n in state.get("step_notes") or [])
+    documents = state["notes"] if wrote_notes and state.get("notes") else [
         f"{p['title']} - {p['text']}" for p in state.get("paragraphs") or []]
     passages = "\n".join(f"Doc {i} {d}" for i, d in enumerate(documents, 1))
     text, record, _ = call_llm("generator", STANDARD_RAG.format(documents=passages or "None", question=state["question"]),
