@@ -153,8 +153,14 @@ def _print_update(node: str, update: dict[str, Any]) -> None:
         titles = [d["title"] for d in update.get("documents", [])]
         console.print(f"  [dim]retrieved: {', '.join(titles) or 'nothing'}")
     for step in update.get("trajectory", []):
-        if step.get("kind") == "search":
+        if "observation" in step:  # ReAct family, ReaRAG
             console.print(f"[blue]Observation:[/] {step['observation'][:600]}")
+        elif "sub_question" not in step and step.get("thought"):  # IRCoT / FLARE: the kept sentence
+            gate = step.get("gate")
+            if gate:  # FLARE's confidence gate on the drafted sentence
+                verdict = f"retrieved with '{step['query']}'" if gate["retrieved"] else "kept without retrieval"
+                console.print(f"  [dim]gate: lowest token probability {gate['min_probability']:.2f}, {verdict}")
+            console.print(f"[cyan]Sentence:[/] {step['thought']}")
         if "sub_question" in step:  # ReSP: one iteration of retrieve + dual summarizer
             console.print(f"[cyan]Sub-question:[/] {step['sub_question']}")
             console.print(f"[blue]Global evidence:[/] {step['global_summary'][:600]}")

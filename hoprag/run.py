@@ -23,9 +23,12 @@ def run_question(
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
     graph, _ = load_method(method)
     ctx = method_context(method, ctx)
-    # Each step runs a few nodes (reason, retrieve, notes, observe), so give LangGraph room beyond
-    # our own cap; our cap, not the recursion limit, is what ends a run.
-    config = {"recursion_limit": 6 * ctx.max_steps + 20, "max_concurrency": ctx.max_concurrency}
+    # Each step runs a few nodes (reason, retrieve, notes, observe; FLARE up to six), so give LangGraph
+    # room beyond our own cap; our cap, not the recursion limit, is what ends a run. The cap is the
+    # method's own: IRCoT and FLARE count sentences (and end at twice as many steps when steps write
+    # none), ReSP and FuRePA iterations, the others steps.
+    cap = max(ctx.max_steps or 0, 2 * (ctx.max_sentences or 0), ctx.max_iterations or 0)
+    config = {"recursion_limit": 6 * cap + 20, "max_concurrency": ctx.max_concurrency}
     started = time.perf_counter()
     final: dict[str, Any] = {}
     # Tokens and seconds per step: the LLM calls made since the previous step closed belong to the step

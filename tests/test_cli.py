@@ -88,6 +88,28 @@ def test_ask_json_with_an_openai_compatible_endpoint(tiny_corpus):
     assert payload["steps"] == 1 and payload["usage"]["notes"]["calls"] >= 1
 
 
+
+def test_ask_prints_every_method_as_it_runs(tiny_corpus):
+    # The printed trace (not --json) of every method: IRCoT/FLARE steps have no observation, and
+    # printing one as a ReAct step crashed `ask` after the first retrieval.
+    from hoprag.graphs import METHODS
+
+    assert hoprag("index", "build", "tiny", "--source", f"jsonl:{tiny_corpus}").returncode == 0
+    stub = start_stub()
+    try:
+        for method in METHODS:
+            result = hoprag("ask", "Which band?", "--index", "tiny", "--retriever", "bm25", "--llm", "openai:stub",
+                            "--method", method, "--max-steps", "2",
+                            env={"OPENAI_BASE_URL": f"http://127.0.0.1:{stub.server_port}/v1", "OPENAI_API_KEY": "x"})
+            assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr, (method, result.stderr)
+            assert "Answer:" in result.stdout, (method, result.stdout)
+            if method.startswith(("ircot", "flare")):
+                assert "Sentence: Counterparts is an album by Rush." in result.stderr  # the trace goes to stderr
+            if method.startswith("flare"):
+                assert "gate: lowest token probability 0.99, kept without retrieval" in result.stderr
+    finally:
+        stub.shutdown()
+
 def test_bad_method_and_options_fail_before_any_work(tmp_path):
     dataset = "hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"
     assert_one_line_error(hoprag("eval", "--method", "nope", "--dataset", dataset, "--out", str(tmp_path / "r")),

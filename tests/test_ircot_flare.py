@@ -94,6 +94,20 @@ def test_ircot_sentence_cap_asks_for_the_answer():
     assert result["answer"] == "Capped" and result["finished_by"] == "cap" and len(retriever.queries) == 3
 
 
+
+@pytest.mark.parametrize("method", ["ircot", "ircot-notes", "flare", "flare-notes"])
+def test_small_runs_to_the_step_cap_without_a_recursion_error(method):
+    # `small` caps the ReAct family at 6 steps; IRCoT/FLARE stop at 10 sentences, or 20 steps when the
+    # steps write no sentence. The graph's recursion limit was sized from the 6 steps, and a HotpotQA-hard
+    # run whose reasoner kept writing nothing died with GraphRecursionError instead of answering at the cap.
+    def reasoner(messages):
+        text = "<answer>Capped</answer>" if str(messages[-1].content).endswith("tags now.") else "</s></s>"
+        return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+
+    ctx, _, _ = setup(reasoner, preset="small", notes=lambda m: "NO#")
+    result = run_question(method, "Which band?", ctx)
+    assert result["finished_by"] == "cap" and len(result["trajectory"]) == 20
+
 def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
     ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", ircot_reader=True)
     result = run_question("ircot", "Which band?", ctx)
