@@ -355,7 +355,9 @@ def call_llm(
             compute_started=message.response_metadata.get("compute_started"),
             evaluated_tokens=message.response_metadata.get("evaluated_tokens"),
         )
-        if logprobs and not token_probabilities(message):
+        # An empty reply has no tokens to score (the 1.5B model sometimes stops at once); only text
+        # without log-probabilities means the backend cannot serve FLARE's gate.
+        if logprobs and text.strip() and not token_probabilities(message):
             raise NoLogprobsError(
                 f"{spec} returned no token log-probabilities for role {role}; FLARE's confidence gate needs them. "
                 "Use local:<model> or local-server:<model> (hoprag loads them with logits), or an OpenAI-compatible "

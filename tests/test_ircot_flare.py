@@ -214,6 +214,15 @@ def test_flare_without_logprobs_is_a_clear_error():
         run_question("flare", "Which band?", ctx)
 
 
+
+def test_flare_takes_an_empty_reply_without_logprobs_as_an_empty_step():
+    # The embedded 1.5B model sometimes replies with nothing, which has no tokens to score; a MuSiQue
+    # FLARE + notes question failed with NoLogprobsError on it.
+    replies = iter(["", confident("<s>Rush is a band.</s> <answer>Rush</answer>")])
+    ctx, _, _ = setup(lambda m: next(replies))
+    result = run_question("flare", "Which band?", ctx)
+    assert result["answer"] == "Rush" and result["trajectory"][0]["problem"]
+
 def test_flare_notes_uses_the_shared_note_writer_when_retrieval_fires():
     unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3), (".</s>", 0.9)])
     replies = iter([unsure, "<s>Rush is from Willowdale.</s> <answer>Rush</answer>"])
