@@ -10,6 +10,7 @@ from hoprag.context import Context
 from hoprag.errors import HopragError
 from hoprag.graphs import load_method, method_context
 from hoprag.llm import summarize_usage
+from hoprag.nodes.cot import cot_step_cap
 
 
 def run_question(
@@ -25,9 +26,8 @@ def run_question(
     ctx = method_context(method, ctx)
     # Each step runs a few nodes (reason, retrieve, notes, observe; FLARE up to six), so give LangGraph
     # room beyond our own cap; our cap, not the recursion limit, is what ends a run. The cap is the
-    # method's own: IRCoT and FLARE count sentences (and end at twice as many steps when steps write
-    # none), ReSP and FuRePA iterations, the others steps.
-    cap = max(ctx.max_steps or 0, 2 * (ctx.max_sentences or 0), ctx.max_iterations or 0)
+    # method's own: IRCoT's and FLARE's steps, ReSP's and FuRePA's iterations, the others' steps.
+    cap = max(ctx.max_steps or 0, cot_step_cap(ctx), ctx.max_iterations or 0)
     config = {"recursion_limit": 6 * cap + 20, "max_concurrency": ctx.max_concurrency}
     started = time.perf_counter()
     final: dict[str, Any] = {}

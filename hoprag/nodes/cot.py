@@ -90,11 +90,15 @@ def cot_prompt(state: CoTState, ctx: Context, with_notes: bool, final: bool = Fa
     return prompt + (COT_FINAL if final else "")
 
 
+def cot_step_cap(ctx: Context) -> int:
+    """The most steps IRCoT and FLARE take: twice the sentence budget (steps whose output had no sentence
+    still end the loop)."""
+    return 2 * (ctx.max_sentences or 10)
+
+
 def sentence_cap_reached(state: CoTState, ctx: Context) -> bool:
-    """IRCoT's and FLARE's cap: the sentence budget, or twice as many steps (steps whose output had no
-    sentence still end the loop)."""
-    cap = ctx.max_sentences or 10
-    return len(state.get("chain") or []) >= cap or len(state.get("trajectory") or []) >= 2 * cap
+    """IRCoT's and FLARE's cap: the sentence budget, or `cot_step_cap` steps."""
+    return len(state.get("chain") or []) >= (ctx.max_sentences or 10) or len(state.get("trajectory") or []) >= cot_step_cap(ctx)
 
 
 def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False
