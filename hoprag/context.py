@@ -132,6 +132,10 @@ class Context:
         None, "ReaRAG, small: a search that still repeats an earlier one after `resample_repeated_queries` ends the chain "
         "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
     )
+    stop_on_empty_step: bool | None = _describe(
+        None, "IRCoT and FLARE, small: a step that writes neither a sentence nor an <answer> ends the chain (the reader "
+        "or the answer at the cap follows); greedy decoding repeats such a step, unchanged, to the step cap.",
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")

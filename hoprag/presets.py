@@ -35,6 +35,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "answer_from_notes": False,
     "rearag_shared_concise": False,
     "rearag_finish_on_repeat": False,
+    "stop_on_empty_step": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -86,6 +87,10 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: a repeat left after resampling ends the chain with the forced finish (a chain resampled the same
     # query twice at each of its 7 later steps, the same answer each time, to the bound).
     "rearag_finish_on_repeat": True,
+    # IRCoT / FLARE: a step with neither a sentence nor an <answer> ends the chain. Greedy, such a step came back
+    # unchanged to the 20-step cap in both small runs that had one (HotpotQA-hard IRCoT + notes, 465 s for one
+    # question; MuSiQue FLARE + notes); no empty step was ever followed by a sentence.
+    "stop_on_empty_step": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -181,6 +186,7 @@ ADAPTATION_METHODS = {
     "answer_from_notes": {"renact", "renact-iterative"},
     "rearag_shared_concise": {"rearag"},
     "rearag_finish_on_repeat": {"rearag"},
+    "stop_on_empty_step": _COT,
 }
 
 

@@ -104,9 +104,29 @@ def test_small_runs_to_the_step_cap_without_a_recursion_error(method):
         text = "<answer>Capped</answer>" if str(messages[-1].content).endswith("tags now.") else "</s></s>"
         return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
 
-    ctx, _, _ = setup(reasoner, preset="small", notes=lambda m: "NO#")
+    ctx, _, _ = setup(reasoner, preset="small", notes=lambda m: "NO#", stop_on_empty_step=False)
     result = run_question(method, "Which band?", ctx)
     assert result["finished_by"] == "cap" and len(result["trajectory"]) == 20
+
+
+@pytest.mark.parametrize("method", ["ircot", "ircot-notes", "flare", "flare-notes"])
+def test_small_stops_at_the_first_empty_step_and_paper_runs_on(method):
+    # Greedy, a step that wrote nothing came back unchanged to the 20-step cap (465 s for one HotpotQA-hard
+    # question); `small` answers after it, from what the chain has. `paper` keeps the paper's loop.
+    def reasoner(messages):
+        prompt = str(messages[-1].content)
+        text = ("<answer>Capped</answer>" if prompt.endswith("tags now.")
+                else "<s>Rush is a band.</s>" if prompt.rstrip().endswith("reasoning:") else "</s></s>")
+        return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+
+    steps = {}
+    for preset in ("paper", "small"):
+        ctx, _, models = setup(reasoner, preset=preset, notes=lambda m: "NO#")
+        result = run_question(method, "Which band?", ctx)
+        steps[preset] = len(result["trajectory"])
+        assert result["finished_by"] == ("empty_step" if preset == "small" else "cap")
+        assert result["answer"] == ("Reader answer" if preset == "small" and method.startswith("ircot") else "Capped")
+    assert steps == {"paper": 20, "small": 2}
 
 def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
     ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", ircot_reader=True)

@@ -21,6 +21,7 @@ from hoprag.prompts.react import SHORT_ANSWER
 
 STEP_TOKENS = 64  # one step is a short sentence; FLARE drafts 64 look-ahead tokens
 STOP = ["</s>", "\nQuestion:", "DOCUMENTS:"]
+EMPTY_STEP = "no <s> step and no <answer>"  # the problem recorded for a step that wrote nothing usable
 
 
 class CoTState(TypedDict, total=False):
@@ -60,7 +61,7 @@ def parse_cot_step(text: str) -> CoTStep:
     if not answer and (said := _ANSWER_IS.search(sentence)):
         answer = said.group(1).strip().strip('"')
     if not sentence and not answer:
-        return CoTStep("", "", problem="no <s> step and no <answer>")
+        return CoTStep("", "", problem=EMPTY_STEP)
     return CoTStep(sentence, answer)
 
 
@@ -96,9 +97,21 @@ def cot_step_cap(ctx: Context) -> int:
     return 2 * (ctx.max_sentences or 10)
 
 
+def stopped_on_empty_step(state: CoTState, ctx: Context) -> bool:
+    """`stop_on_empty_step`: the last step wrote neither a sentence nor an answer."""
+    trajectory = state.get("trajectory") or []
+    return bool(ctx.stop_on_empty_step and trajectory and trajectory[-1].get("problem") == EMPTY_STEP)
+
+
 def sentence_cap_reached(state: CoTState, ctx: Context) -> bool:
-    """IRCoT's and FLARE's cap: the sentence budget, or `cot_step_cap` steps."""
-    return len(state.get("chain") or []) >= (ctx.max_sentences or 10) or len(state.get("trajectory") or []) >= cot_step_cap(ctx)
+    """IRCoT's and FLARE's cap: the sentence budget, or `cot_step_cap` steps, or `stopped_on_empty_step`."""
+    return (len(state.get("chain") or []) >= (ctx.max_sentences or 10)
+            or len(state.get("trajectory") or []) >= cot_step_cap(ctx) or stopped_on_empty_step(state, ctx))
+
+
+def cap_reason(state: CoTState, ctx: Context) -> str:
+    """`finished_by` of a chain that ended without an <answer>."""
+    return "empty_step" if stopped_on_empty_step(state, ctx) else "cap"
 
 
 def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False
@@ -149,7 +162,7 @@ def answer_at_cap(state: CoTState, ctx: Context, with_notes: bool) -> dict[str, 
     step = parse_cot_step(text)
     chain = state.get("chain") or [""]
     answer = step.answer or first_line(_TAGS.sub(" ", text)) or chain[-1]
-    return {"answer": answer, "finished_by": "cap", "calls": [record.parsed(not step.answer, "" if step.answer else
+    return {"answer": answer, "finished_by": cap_reason(state, ctx), "calls": [record.parsed(not step.answer, "" if step.answer else
                                                                             "no <answer> at the cap")]}
 
 
@@ -173,5 +186,5 @@ def read_answer(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     text, record, _ = call_llm("generator", STANDARD_RAG.format(documents=passages or "None", question=state["question"]),
                                ctx, max_tokens=48)
     # The reader answers whether the chain ended with an <answer> or at the sentence cap.
-    return {"answer": first_line(text), "finished_by": "answer" if state.get("answer") else "cap",
+    return {"answer": first_line(text), "finished_by": "answer" if state.get("answer") else cap_reason(state, ctx),
             "calls": [record.to_dict()]}
