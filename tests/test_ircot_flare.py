@@ -258,7 +258,9 @@ def test_flare_retrieval_rate_is_reported(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "q0", "question": "Which band?", "answers": ["Rush"]}))
     unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3)])
-    replies = iter([unsure, "<s>Rush is from Willowdale.</s>", confident("<s>Sure.</s> <answer>Rush</answer>")])
+    # An empty draft has no tokens, so it passes the gate; it is no sentence and does not count.
+    replies = iter([unsure, "<s>Rush is from Willowdale.</s>", confident(""), confident(""),
+                    confident("<s>Sure.</s> <answer>Rush</answer>")])
     ctx, _, _ = setup(lambda m: next(replies))
     summary = run_eval("flare", f"jsonl:{data}", tmp_path / "run", ctx, progress=False)
     assert summary["flare_retrieval_rate"] == 50.0 and summary["em"] == 100.0

@@ -125,8 +125,11 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     parsed = sum(r.get("parsed_outputs") or 0 for r in records)
     summary["invalid_outputs"] = sum(r.get("invalid_outputs") or 0 for r in records)
     summary["invalid_output_rate"] = round(100 * summary["invalid_outputs"] / parsed, 2) if parsed else None
-    # FLARE: the share of look-ahead sentences whose confidence gate fired retrieval.
-    gates = [s["gate"]["retrieved"] for r in records for s in r.get("trajectory") or [] if isinstance(s.get("gate"), dict)]
+    # FLARE: the share of look-ahead sentences whose confidence gate fired retrieval. An empty draft is no
+    # sentence: it has no tokens to score, so it always passes the gate, and FLARE `paper` runs that looped on
+    # empty drafts to the cap read as retrieving on 27% of sentences where it retrieved on every one that had text.
+    gates = [s["gate"]["retrieved"] for r in records for s in r.get("trajectory") or []
+             if isinstance(s.get("gate"), dict) and s["gate"].get("draft")]
     if gates:
         summary["flare_retrieval_rate"] = round(100 * sum(gates) / len(gates), 2)
     if any("judge" in r for r in records):
