@@ -133,8 +133,9 @@ class Context:
         "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
     )
     stop_on_empty_step: bool | None = _describe(
-        None, "IRCoT and FLARE, small: a step that writes neither a sentence nor an <answer> ends the chain (the reader "
-        "or the answer at the cap follows); greedy decoding repeats such a step, unchanged, to the step cap.",
+        None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "
+        "or the answer at the cap follows, as in both original codes (on in both presets). Off, such steps run on to "
+        "twice the sentence cap; the same prompt then gives the same empty step.",
     )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")

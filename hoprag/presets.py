@@ -35,7 +35,6 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "answer_from_notes": False,
     "rearag_shared_concise": False,
     "rearag_finish_on_repeat": False,
-    "stop_on_empty_step": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -87,17 +86,15 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: a repeat left after resampling ends the chain with the forced finish (a chain resampled the same
     # query twice at each of its 7 later steps, the same answer each time, to the bound).
     "rearag_finish_on_repeat": True,
-    # IRCoT / FLARE: a step with neither a sentence nor an <answer> ends the chain. Greedy, such a step came back
-    # unchanged to the 20-step cap in both small runs that had one (HotpotQA-hard IRCoT + notes, 465 s for one
-    # question; MuSiQue FLARE + notes); no empty step was ever followed by a sentence.
-    "stop_on_empty_step": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
 # take only the shared part of the preset.
-# IRCoT's and FLARE's own settings, the same in both presets (reference/methods.md).
+# IRCoT's and FLARE's own settings, the same in both presets (reference/methods.md). Both original codes end
+# generation at a step that generates nothing (IRCoT's exit controller on an empty sentence, FLARE's loop on an
+# empty completion): `stop_on_empty_step`.
 _COT_SETTINGS = {"max_sentences": 10, "max_paragraphs": 15, "paragraph_words": 350, "ircot_reader": False,
-                 "flare_theta": 0.8, "flare_beta": 0.4}
+                 "flare_theta": 0.8, "flare_beta": 0.4, "stop_on_empty_step": True}
 _REACT_FAMILY_PAPER = {"temperature": 0.7, "max_steps": 25, "k": 5}  # NotesWriting §4.2, ReNAct Alg. 1
 _COT_PAPER = {"temperature": 0.7, "k": 5}
 _FUREPA = {"furepa_n": 5, "furepa_theta": 0.6, "furepa_eps": 2.0, "furepa_max_raises": 2, "furepa_plan_assessor": True,
@@ -186,7 +183,6 @@ ADAPTATION_METHODS = {
     "answer_from_notes": {"renact", "renact-iterative"},
     "rearag_shared_concise": {"rearag"},
     "rearag_finish_on_repeat": {"rearag"},
-    "stop_on_empty_step": _COT,
 }
 
 

@@ -110,9 +110,9 @@ def test_small_runs_to_the_step_cap_without_a_recursion_error(method):
 
 
 @pytest.mark.parametrize("method", ["ircot", "ircot-notes", "flare", "flare-notes"])
-def test_small_stops_at_the_first_empty_step_and_paper_runs_on(method):
-    # Greedy, a step that wrote nothing came back unchanged to the 20-step cap (465 s for one HotpotQA-hard
-    # question); `small` answers after it, from what the chain has. `paper` keeps the paper's loop.
+def test_an_empty_step_ends_the_chain_as_in_the_original_code(method):
+    # IRCoT's exit controller and FLARE's loop both stop when a step generates nothing. Without that rule the
+    # same prompt gave the same empty step to the 20-step cap (465 s for one HotpotQA-hard question).
     def reasoner(messages):
         prompt = str(messages[-1].content)
         text = ("<answer>Capped</answer>" if prompt.endswith("tags now.")
@@ -120,13 +120,14 @@ def test_small_stops_at_the_first_empty_step_and_paper_runs_on(method):
         return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
 
     steps = {}
-    for preset in ("paper", "small"):
-        ctx, _, models = setup(reasoner, preset=preset, notes=lambda m: "NO#")
+    for preset, option in (("paper", None), ("small", None), ("paper", False)):
+        ctx, _, _ = setup(reasoner, preset=preset, notes=lambda m: "NO#", stop_on_empty_step=option)
         result = run_question(method, "Which band?", ctx)
-        steps[preset] = len(result["trajectory"])
-        assert result["finished_by"] == ("empty_step" if preset == "small" else "cap")
+        steps[preset, option] = len(result["trajectory"])
+        assert result["finished_by"] == ("cap" if option is False else "empty_step")
         assert result["answer"] == ("Reader answer" if preset == "small" and method.startswith("ircot") else "Capped")
-    assert steps == {"paper": 20, "small": 2}
+    assert steps == {("paper", None): 2, ("small", None): 2, ("paper", False): 20}
+
 
 def test_ircot_reader_answers_from_the_paragraphs_without_the_chain():
     ctx, _, models = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", ircot_reader=True)
@@ -258,10 +259,11 @@ def test_flare_retrieval_rate_is_reported(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "q0", "question": "Which band?", "answers": ["Rush"]}))
     unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3)])
-    # An empty draft has no tokens, so it passes the gate; it is no sentence and does not count.
+    # An empty draft has no tokens, so it passes the gate; it is no sentence and does not count (with the
+    # empty-step stop off, so that the chain goes on after it).
     replies = iter([unsure, "<s>Rush is from Willowdale.</s>", confident(""), confident(""),
                     confident("<s>Sure.</s> <answer>Rush</answer>")])
-    ctx, _, _ = setup(lambda m: next(replies))
+    ctx, _, _ = setup(lambda m: next(replies), stop_on_empty_step=False)
     summary = run_eval("flare", f"jsonl:{data}", tmp_path / "run", ctx, progress=False)
     assert summary["flare_retrieval_rate"] == 50.0 and summary["em"] == 100.0
     assert summary["finish_rate"] == 100.0  # an <answer> is the method's own decision
