@@ -95,6 +95,11 @@ def test_ircot_sentence_cap_asks_for_the_answer():
 
 
 
+def reply_for(method, text):
+    """A scripted reasoner reply: FLARE's draft needs token probabilities (unsure ones), IRCoT's does not."""
+    return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+
+
 @pytest.mark.parametrize("method", ["ircot", "ircot-notes", "flare", "flare-notes"])
 def test_small_runs_to_the_step_cap_without_a_recursion_error(method):
     # `small` caps the ReAct family at 6 steps; IRCoT/FLARE stop at 10 sentences, or 20 steps when the
@@ -102,7 +107,7 @@ def test_small_runs_to_the_step_cap_without_a_recursion_error(method):
     # run whose reasoner kept writing nothing died with GraphRecursionError instead of answering at the cap.
     def reasoner(messages):
         text = "<answer>Capped</answer>" if str(messages[-1].content).endswith("tags now.") else "</s></s>"
-        return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+        return reply_for(method, text)
 
     ctx, _, _ = setup(reasoner, preset="small", notes=lambda m: "NO#", stop_on_empty_step=False)
     result = run_question(method, "Which band?", ctx)
@@ -117,7 +122,7 @@ def test_an_empty_step_ends_the_chain_as_in_the_original_code(method):
         prompt = str(messages[-1].content)
         text = ("<answer>Capped</answer>" if prompt.endswith("tags now.")
                 else "<s>Rush is a band.</s>" if prompt.rstrip().endswith("reasoning:") else "</s></s>")
-        return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+        return reply_for(method, text)
 
     steps = {}
     for preset, option in (("paper", None), ("small", None), ("paper", False)):
@@ -235,7 +240,6 @@ def test_flare_without_logprobs_is_a_clear_error():
         run_question("flare", "Which band?", ctx)
 
 
-
 def test_flare_takes_an_empty_reply_without_logprobs_as_an_empty_step():
     # The embedded 1.5B model sometimes replies with nothing, which has no tokens to score; a MuSiQue
     # FLARE + notes question failed with NoLogprobsError on it.
@@ -243,6 +247,7 @@ def test_flare_takes_an_empty_reply_without_logprobs_as_an_empty_step():
     ctx, _, _ = setup(lambda m: next(replies))
     result = run_question("flare", "Which band?", ctx)
     assert result["answer"] == "Rush" and result["trajectory"][0]["problem"]
+
 
 def test_flare_notes_uses_the_shared_note_writer_when_retrieval_fires():
     unsure = ("<s>Rush is from Toronto.</s>", [("<s>Rush is from", 0.9), (" Toronto", 0.3), (".</s>", 0.9)])

@@ -92,8 +92,8 @@ def cot_prompt(state: CoTState, ctx: Context, with_notes: bool, final: bool = Fa
 
 
 def cot_step_cap(ctx: Context) -> int:
-    """The most steps IRCoT and FLARE take: twice the sentence budget (steps whose output had no sentence
-    still end the loop)."""
+    """The most steps IRCoT and FLARE take: twice the sentence budget, which only steps without a sentence
+    reach, and only with `stop_on_empty_step` off."""
     return 2 * (ctx.max_sentences or 10)
 
 
@@ -162,8 +162,8 @@ def answer_at_cap(state: CoTState, ctx: Context, with_notes: bool) -> dict[str, 
     step = parse_cot_step(text)
     chain = state.get("chain") or [""]
     answer = step.answer or first_line(_TAGS.sub(" ", text)) or chain[-1]
-    return {"answer": answer, "finished_by": cap_reason(state, ctx), "calls": [record.parsed(not step.answer, "" if step.answer else
-                                                                            "no <answer> at the cap")]}
+    call = record.parsed(not step.answer, "" if step.answer else "no <answer> at the cap")
+    return {"answer": answer, "finished_by": cap_reason(state, ctx), "calls": [call]}
 
 
 def make_final_answer(with_notes: bool):
