@@ -94,10 +94,14 @@ def test_ircot_sentence_cap_asks_for_the_answer():
     assert result["answer"] == "Capped" and result["finished_by"] == "cap" and len(retriever.queries) == 3
 
 
+def with_probability(text, probability):
+    """A scripted FLARE reply: the text and the same probability for each of its tokens."""
+    return text, [(token, probability) for token in text.split(" ")]
+
 
 def reply_for(method, text):
     """A scripted reasoner reply: FLARE's draft needs token probabilities (unsure ones), IRCoT's does not."""
-    return (text, [(token, 0.5) for token in text.split(" ")]) if method.startswith("flare") else text
+    return with_probability(text, 0.5) if method.startswith("flare") else text
 
 
 @pytest.mark.parametrize("method", ["ircot", "ircot-notes", "flare", "flare-notes"])
@@ -199,7 +203,7 @@ def test_small_shows_the_best_segments_when_the_note_writer_refuses_every_page(m
 
 
 def confident(text):
-    return text, [(token, 0.95) for token in text.split(" ")]
+    return with_probability(text, 0.95)
 
 
 def test_flare_keeps_confident_sentences_without_retrieval():
