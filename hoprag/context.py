@@ -132,6 +132,12 @@ class Context:
         None, "ReaRAG, small: a search that still repeats an earlier one after `resample_repeated_queries` ends the chain "
         "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
     )
+    ircot_min_sentences: int | None = _describe(
+        None, "IRCoT (and IRCoT + notes), small: the first this many steps must write a reasoning sentence, which "
+        "becomes the next retrieval query: the step's prompt ends with an opened <s>, and an <answer> written with "
+        "the sentence waits for a later step (the 1.5B model wrote <answer> at its first step in 30 of 30 MuSiQue "
+        "questions, so IRCoT retrieved once, like standard RAG). 0: the paper's loop.",
+    )
     stop_on_empty_step: bool | None = _describe(
         None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "
         "or the answer at the cap follows, as in both original codes (on in both presets). Off, such steps run on to "

@@ -125,7 +125,7 @@ def test_an_empty_step_ends_the_chain_as_in_the_original_code(method):
     def reasoner(messages):
         prompt = str(messages[-1].content)
         text = ("<answer>Capped</answer>" if prompt.endswith("tags now.")
-                else "<s>Rush is a band.</s>" if prompt.rstrip().endswith("reasoning:") else "</s></s>")
+                else "<s>Rush is a band.</s>" if prompt.removesuffix("<s>").rstrip().endswith("reasoning:") else "</s></s>")
         return reply_for(method, text)
 
     steps = {}
@@ -153,6 +153,38 @@ def test_small_ircot_answers_with_its_reader_and_paper_with_the_chain(method):
         ctx, _, _ = setup(lambda m: "<s>Rush is Canadian.</s> <answer>Rush</answer>", preset=preset)
         answers[preset] = run_question(method, "Which band?", ctx)["answer"]
     assert answers == {"paper": "Rush", "small": "Reader answer"}
+
+
+@pytest.mark.parametrize("method", ["ircot", "ircot-notes"])
+def test_small_ircot_writes_a_sentence_and_retrieves_with_it_before_it_answers(method):
+    # `ircot_min_sentences`: with Figure 4's prompt the 1.5B model wrote <answer> at its first step in 30 of 30 MuSiQue
+    # questions, so IRCoT retrieved once, with the question, as standard RAG does. `small` opens the first step's <s>.
+    def reasoner(messages):
+        prompt = str(messages[-1].content)
+        if prompt.endswith("reasoning: <s>"):
+            return "Rush released Counterparts.</s> <answer>Rush</answer>"
+        return "<answer>Rush</answer>"
+
+    queries, steps = {}, {}
+    for preset, option in (("paper", None), ("small", None), ("small", 0)):
+        ctx, retriever, models = setup(reasoner, preset=preset, ircot_min_sentences=option)
+        result = run_question(method, "Which band?", ctx)
+        queries[preset, option] = retriever.queries
+        steps[preset, option] = [step["thought"] for step in result["trajectory"]]
+        if (preset, option) == ("small", None):
+            assert models["reasoner"].prompts[0].endswith("Step-by-step reasoning: <s>")
+            assert models["reasoner"].prompts[1].endswith("Step-by-step reasoning: <s>Rush released Counterparts.</s>")
+            if method == "ircot":  # the reader reads the paragraphs of both retrievals
+                assert "search 1." in models["generator"].prompts[0] and "search 2." in models["generator"].prompts[0]
+    assert queries == {("paper", None): ["Which band?"], ("small", None): ["Which band?", "Rush released Counterparts."],
+                       ("small", 0): ["Which band?"]}
+    assert steps[("small", None)] == ["Rush released Counterparts.", ""]
+
+
+def test_an_opened_sentence_that_is_only_an_answer_still_answers():
+    ctx, retriever, _ = setup(lambda m: "<answer>Rush</answer>", preset="small")
+    result = run_question("ircot", "Which band?", ctx)
+    assert retriever.queries == ["Which band?"] and result["finished_by"] == "answer"
 
 
 def test_ircot_notes_replace_the_documents_with_the_shared_note_writer():
