@@ -133,10 +133,9 @@ class Context:
         "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
     )
     ircot_min_sentences: int | None = _describe(
-        None, "IRCoT (and IRCoT + notes), small: the first this many steps must write a reasoning sentence, which "
-        "becomes the next retrieval query: the step's prompt ends with an opened <s>, and an <answer> written with "
-        "the sentence waits for a later step (the 1.5B model wrote <answer> at its first step in 30 of 30 MuSiQue "
-        "questions, so IRCoT retrieved once, like standard RAG). 0: the paper's loop.",
+        None, "IRCoT (and IRCoT + notes): the first this many steps must write a reasoning sentence, which becomes the "
+        "next retrieval query: the step's prompt ends with an opened <s>, and an <answer> written with the sentence "
+        "waits for a later step. 0 (both presets; measured, no gain with the 1.5B model): the paper's loop.",
     )
     stop_on_empty_step: bool | None = _describe(
         None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "

@@ -87,9 +87,11 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: a repeat left after resampling ends the chain with the forced finish (a chain resampled the same
     # query twice at each of its 7 later steps, the same answer each time, to the bound).
     "rearag_finish_on_repeat": True,
-    # IRCoT: the first step writes a sentence (its prompt ends with an opened <s>), so IRCoT retrieves a second time
-    # before it answers; with Figure 4's prompt the 1.5B model answered at its first step in 30 of 30 MuSiQue questions.
-    "ircot_min_sentences": 1,
+    # IRCoT: the first step must write a sentence (its prompt ends with an opened <s>), to retrieve with before it
+    # answers. Off in `small` too: the 1.5B model closed the opened <s> at once (30 of 60 questions) or wrote a plan
+    # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
+    # MuSiQue, at 1.6x the seconds (30 questions each, BENCHMARKS.md, issue 13).
+    "ircot_min_sentences": 0,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
