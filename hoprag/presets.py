@@ -90,7 +90,7 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # IRCoT: the first step must write a sentence (its prompt ends with an opened <s>), to retrieve with before it
     # answers. Off in `small` too: the 1.5B model closed the opened <s> at once (30 of 60 questions) or wrote a plan
     # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
-    # MuSiQue, at 1.6x the seconds (30 questions each, BENCHMARKS.md, issue 13).
+    # MuSiQue, at 1.7x the reasoner input tokens (30 questions each, BENCHMARKS.md, issue 13).
     "ircot_min_sentences": 0,
 }
 
