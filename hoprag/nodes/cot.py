@@ -114,14 +114,18 @@ def cap_reason(state: CoTState, ctx: Context) -> str:
     return "empty_step" if stopped_on_empty_step(state, ctx) else "cap"
 
 
-def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False, opened: str = ""
+def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False, open_sentence: bool = False
                   ) -> tuple[CoTStep, dict[str, Any], Any]:
-    """The reasoner's next step; returns the parsed step, its usage record and the raw message. `opened` ends the
-    prompt and starts the step (`<s>` makes the model write a sentence); it is parsed as part of the step."""
+    """The reasoner's next step; returns the parsed step, its usage record and the raw message. With `open_sentence`
+    the prompt ends with an opened `<s>` (joined to the chain as `cot_prompt` joins its sentences), so the model
+    writes a sentence; the tag is parsed as part of the step."""
+    opened = ""
+    if open_sentence:
+        opened = " <s>" if state.get("chain") else "<s>"
     text, record, message = call_llm("reasoner", cot_prompt(state, ctx, with_notes) + opened, ctx, stop=STOP,
                                      max_tokens=STEP_TOKENS, logprobs=logprobs)
     # A model that writes the opened tag again (`<s><s>...`) would otherwise leave an empty first sentence.
-    step = parse_cot_step(text if not opened or text.lstrip().startswith(opened.strip()) else opened + text)
+    step = parse_cot_step(opened + text if opened and not text.lstrip().startswith("<s>") else text)
     return step, record.parsed(bool(step.problem), step.problem), message
 
 

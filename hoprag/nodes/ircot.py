@@ -3,10 +3,11 @@ most 15, no duplicates), generate the next sentence from them, until an answer o
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hoprag.context import context_of
-from hoprag.nodes.cot import CoTState, CoTStep, close_cot_step, generate_step, sentence_cap_reached
+from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
 
@@ -37,9 +38,9 @@ def make_ircot_reason(with_notes: bool):
         ctx = context_of(runtime)
         # `ircot_min_sentences`: an early step opens <s>, so the model writes a sentence to retrieve with first.
         sentence_due = len(state.get("chain") or []) < (ctx.ircot_min_sentences or 0)
-        step, record, _ = generate_step(state, ctx, with_notes, opened=(" <s>" if state.get("chain") else "<s>") if sentence_due else "")
+        step, record, _ = generate_step(state, ctx, with_notes, open_sentence=sentence_due)
         if sentence_due and step.sentence and step.answer:
-            step = CoTStep(step.sentence, "")  # the answer waits until the sentence's retrieval has been read
+            step = replace(step, answer="")  # the answer waits until the sentence's retrieval has been read
         update = close_cot_step(state, step.sentence, problem=step.problem)
         update["calls"] = [record]
         if step.answer:
