@@ -7,13 +7,15 @@
 #   on first use with the default embedder);
 #   N (default 30) questions per run; N_PAPER_REACT (default N) for the paper preset of the ReAct family,
 #   whose T = 25 costs up to 4x the small preset's T = 6 when the model does not finish; METHODS (default
-#   "rag resp react-bm25 renact react") picks methods. `hoprag report` prints the table of what has run.
+#   "rag resp react-bm25 renact react") picks methods; SEEDS (default 1) runs each with seeds 0..SEEDS-1
+#   (`hoprag eval --seeds`, one folder per seed; greedy calls send the seed too, so seeds share no cached response). `hoprag report` prints the table of what has run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 DATA=../shared/data
 N=${N:-30}
 N_PAPER_REACT=${N_PAPER_REACT:-$N}
+SEEDS=${SEEDS:-1}
 METHODS=${METHODS:-rag resp react-bm25 renact react}
 datasets=() presets=()
 for arg in "$@"; do case $arg in hotpot|musique|2wiki) datasets+=("$arg") ;; small|paper) presets+=("$arg") ;;
@@ -25,7 +27,7 @@ run() {  # run NAME DATASET INDEX METHOD LIMIT [options]; one response cache per
   local name=$1 dataset=$2 index=$3 method=$4 limit=$5; shift 5
   mkdir -p runs/presets
   HOPRAG_LLM_CACHE="runs/presets/$name.llm-cache.sqlite" "$HOPRAG" eval --method "$method" --dataset "$dataset" \
-    --index "$index" --limit "$limit" --out "runs/presets/$name" "$@"
+    --index "$index" --limit "$limit" --out "runs/presets/$name" --seeds "$SEEDS" "$@"
 }
 
 CORPUS=${CORPUS:-closed}

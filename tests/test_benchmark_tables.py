@@ -1,0 +1,57 @@
+"""The benchmark table script reads multi-seed runs (`hoprag eval --seeds N`) as one row."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "preset_table.py"
+
+
+def _preset_table() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("preset_table", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _seed_summary(f1: float, seconds: float, rss: int, ended: dict[str, int]) -> dict:
+    return {"questions": 2, "em": 50.0, "f1": f1, "cover_em": 50.0, "avg_steps": 2, "finish_rate": 100,
+            "finished_by": ended, "invalid_output_rate": 0, "avg_seconds": seconds, "peak_rss_mb": rss,
+            "reprocessed_prompt_share": 30.0, "seconds_over_llm": 1.0,
+            "tokens_per_question": {"reasoner": {"input_tokens": 100.0, "output_tokens": 10.0, "calls": 2}},
+            "config": {"method": "renact", "preset": "paper", "dataset": "hotpotqa:x/hard.json", "seed": 0}}
+
+
+def test_a_multi_seed_run_is_one_row_with_mean_and_spread(tmp_path: Path) -> None:
+    run = tmp_path / "hotpot-renact-paper"
+    for seed, (f1, seconds, rss, ended) in enumerate([(40.0, 10.0, 2000, {"finish": 2}),
+                                                      (60.0, 30.0, 2500, {"finish": 1, "cap": 1})]):
+        (run / f"seed-{seed}").mkdir(parents=True)
+        (run / f"seed-{seed}" / "summary.json").write_text(json.dumps(_seed_summary(f1, seconds, rss, ended)))
+    (run / "summary.json").write_text(json.dumps({
+        "seeds": [0, 1], "questions": 2, "em": 50.0, "f1": 50.0, "cover_em": 50.0,
+        "f1_spread": {"std": 14.14, "min": 40.0, "max": 60.0}, "em_spread": {"std": 0.0, "min": 50, "max": 50},
+        "cover_em_spread": {"std": 0.0, "min": 50, "max": 50},
+        "config": {"method": "renact", "preset": "paper", "dataset": "hotpotqa:x/hard.json", "seeds": [0, 1]}}))
+
+    cells = [c.strip() for c in _preset_table().row(run, prompt_tps=100, gen_tps=10).split("|")[1:-1]]
+
+    assert cells[:7] == ["renact", "paper, 2 seeds", "hard.json", "2", "50 ± 0", "50 ± 14.14", "50 ± 0"]
+    assert cells[8] == "100 (finish 3, cap 1)"  # ended-by counts summed over the seeds
+    assert cells[11] == "20"  # seconds: the mean over the seeds
+    assert cells[14] == "2500"  # peak RSS: the larger peak, not a mean
+    assert cells[15:] == ["2.0", "10.00"]  # floor: 100/100 + 10/10 s; 20 s over it
+
+
+def test_a_single_run_is_read_as_it_is(tmp_path: Path) -> None:
+    run = tmp_path / "one"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps(_seed_summary(40.0, 10.0, 2000, {"finish": 2})))
+
+    cells = [c.strip() for c in _preset_table().row(run).split("|")[1:-1]]
+
+    assert cells[1] == "paper" and cells[4:6] == ["50", "40"] and cells[11] == "10"
