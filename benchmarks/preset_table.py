@@ -3,8 +3,8 @@
 Usage: python benchmarks/preset_table.py [--prompt-tps P --gen-tps G] runs/presets/hotpot-*   (run folders)
 
 A folder of `hoprag eval --seeds N` (SEEDS=N in presets.sh) is one row: EM, F1 and cover-EM as the mean and
-the sample standard deviation over its seeds, every other column the mean over the seeds' own summaries
-(the ended-by counts summed).
+the sample standard deviation over its seeds; its summary.json holds the other columns merged over the seeds
+(means, the ended-by counts summed, the largest peak RSS).
 
 With the embedded model's throughput (prompt and generation tokens/s, from `benchmarks/llm_throughput.py`
 in the same session), the table adds each run's LLM floor, prompt tokens / P + generated tokens / G a
@@ -27,41 +27,8 @@ def floor_seconds(summary: dict, prompt_tps: float, gen_tps: float) -> float:
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
-def load(folder: Path) -> dict:
-    """The run's summary; for a multi-seed run, its seeds' summaries merged (means, ended-by counts summed)."""
-    summary = json.loads((folder / "summary.json").read_text())
-    seeds = [folder / f"seed-{seed}" / "summary.json" for seed in summary.get("seeds", [])]
-    if not seeds or not all(path.is_file() for path in seeds):
-        return summary
-    runs = [json.loads(path.read_text()) for path in seeds]
-    merged = dict(runs[0])
-    for key, value in runs[0].items():
-        values = [r.get(key) for r in runs]
-        if isinstance(value, int | float) and all(isinstance(v, int | float) for v in values):
-            merged[key] = round(sum(values) / len(values), 2)
-    roles = {role for r in runs for role in (r.get("tokens_per_question") or {})}
-    merged["tokens_per_question"] = {
-        role: {field: sum((r.get("tokens_per_question") or {}).get(role, {}).get(field, 0) for r in runs) / len(runs)
-               for field in ("input_tokens", "output_tokens")} for role in sorted(roles)}
-    ended: dict[str, int] = {}
-    for r in runs:
-        for how, count in (r.get("finished_by") or {}).items():
-            ended[how] = ended.get(how, 0) + count
-    merged["finished_by"] = ended
-    rss = [r["peak_rss_mb"] for r in runs if isinstance(r.get("peak_rss_mb"), int | float)]
-    if rss:
-        merged["peak_rss_mb"] = max(rss)  # a peak, not a mean
-    merged["config"] = summary["config"]
-    merged["questions"] = summary["questions"]
-    for key in SPREAD_COLUMNS:  # the seeds run's own mean and spread
-        if key in summary:
-            merged[key] = summary[key]
-            merged[f"{key}_spread"] = summary.get(f"{key}_spread")
-    return merged
-
-
 def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
-    summary = load(folder)
+    summary = json.loads((folder / "summary.json").read_text())
     config = summary.get("config", {})
     roles = summary.get("tokens_per_question") or {}
     tokens = ", ".join(f"{r} {v['input_tokens']:.0f}/{v['output_tokens']:.0f}" for r, v in roles.items())

@@ -1,4 +1,4 @@
-"""The benchmark table script reads multi-seed runs (`hoprag eval --seeds N`) as one row."""
+"""The benchmark table script: one row a run, a multi-seed run (`hoprag eval --seeds N`) included."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+
+from hoprag.eval.runner import merge_seed_summaries
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "preset_table.py"
 
@@ -28,19 +30,16 @@ def _seed_summary(f1: float, seconds: float, rss: int, ended: dict[str, int]) ->
 
 def test_a_multi_seed_run_is_one_row_with_mean_and_spread(tmp_path: Path) -> None:
     run = tmp_path / "hotpot-renact-paper"
-    for seed, (f1, seconds, rss, ended) in enumerate([(40.0, 10.0, 2000, {"finish": 2}),
-                                                      (60.0, 30.0, 2500, {"finish": 1, "cap": 1})]):
-        (run / f"seed-{seed}").mkdir(parents=True)
-        (run / f"seed-{seed}" / "summary.json").write_text(json.dumps(_seed_summary(f1, seconds, rss, ended)))
-    (run / "summary.json").write_text(json.dumps({
-        "seeds": [0, 1], "questions": 2, "em": 50.0, "f1": 50.0, "cover_em": 50.0,
-        "f1_spread": {"std": 14.14, "min": 40.0, "max": 60.0}, "em_spread": {"std": 0.0, "min": 50, "max": 50},
-        "cover_em_spread": {"std": 0.0, "min": 50, "max": 50},
-        "config": {"method": "renact", "preset": "paper", "dataset": "hotpotqa:x/hard.json", "seeds": [0, 1]}}))
+    run.mkdir()
+    seeds = [_seed_summary(40.0, 10.0, 2000, {"finish": 2}), _seed_summary(60.0, 30.0, 2500, {"finish": 1, "cap": 1})]
+    summary = {"seeds": [0, 1], **merge_seed_summaries(seeds), "questions": 2, "f1": 50.0,
+               "f1_spread": {"std": 14.14, "min": 40.0, "max": 60.0}, "em_spread": {"std": 0.0, "min": 50, "max": 50},
+               "config": {"method": "renact", "preset": "paper", "dataset": "hotpotqa:x/hard.json", "seeds": [0, 1]}}
+    (run / "summary.json").write_text(json.dumps(summary))
 
     cells = [c.strip() for c in _preset_table().row(run, prompt_tps=100, gen_tps=10).split("|")[1:-1]]
 
-    assert cells[:7] == ["renact", "paper, 2 seeds", "hard.json", "2", "50 ± 0", "50 ± 14.14", "50 ± 0"]
+    assert cells[:7] == ["renact", "paper, 2 seeds", "hard.json", "2", "50 ± 0", "50 ± 14.14", "50"]
     assert cells[8] == "100 (finish 3, cap 1)"  # ended-by counts summed over the seeds
     assert cells[11] == "20"  # seconds: the mean over the seeds
     assert cells[14] == "2500"  # peak RSS: the larger peak, not a mean

@@ -381,6 +381,11 @@ def test_seeds_give_one_run_each_and_a_mean_with_spread(tmp_path):
     assert (tmp_path / "runs" / "seed-5" / "results.jsonl").is_file() and (tmp_path / "runs" / "seed-6").is_dir()
     assert summary["seeds"] == [5, 6] and summary["em"] == 100.0 and summary["em_spread"]["std"] == 0.0
     assert json.loads((tmp_path / "runs" / "seed-6" / "summary.json").read_text())["config"]["seed"] == 6
+    # the other columns merged over the seeds: ended-by counts summed, tokens per role and seconds the mean
+    assert sum(summary["finished_by"].values()) == 4 and set(summary["tokens_per_question"]) >= {"reasoner"}
+    assert isinstance(summary["avg_seconds"], float) and summary["peak_rss_mb"] > 0
+    row = table([tmp_path / "runs"]).splitlines()[2]
+    assert "paper, 2 seeds" in row and "| 100 ± 0 |" in row
 
 
 def test_reaggregating_keeps_the_commit_that_produced_the_records(tmp_path):

@@ -39,12 +39,16 @@ def table(runs: list[Path], baseline: int = 0) -> str:
             value = s.get(column)
             cell = (NOT_APPLICABLE.get(column, "") if value is None else f"{value:g}" if isinstance(value, (int, float))
                     else str(value))
+            spread = s.get(f"{column}_spread")
+            if isinstance(spread, dict) and "std" in spread:  # a multi-seed run: mean ± sample std over its seeds
+                cell += f" ± {spread['std']:g}"
             if s is not base and isinstance(value, (int, float)) and isinstance(base.get(column), (int, float)):
                 cell += f" ({value - base[column]:+.1f})"
             cells.append(cell)
         config = s.get("config", {})
         dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
-        lines.append(f"| {path.name} | {config.get('method')} | {config.get('preset', '')} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
+        seeds = f", {len(config['seeds'])} seeds" if config.get("seeds") else ""
+        lines.append(f"| {path.name} | {config.get('method')} | {config.get('preset', '')}{seeds} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
     return "\n".join(lines)
 
 

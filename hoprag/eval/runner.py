@@ -251,6 +251,32 @@ SPREAD_METRICS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "finish_r
                   "avg_steps", "total_tokens_per_question", "avg_seconds")
 
 
+def merge_seed_summaries(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One summary of several seeds' runs: each number the mean over the runs, tokens per role the mean,
+    the ended-by counts summed, peak RSS the largest (a peak, not a mean)."""
+    import statistics
+
+    merged: dict[str, Any] = {}
+    for name, value in runs[0].items():
+        values = [r.get(name) for r in runs]
+        if isinstance(value, int | float) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            merged[name] = round(statistics.fmean(values), 3)
+    roles = {role: None for r in runs for role in r.get("tokens_per_question") or {}}
+    merged["tokens_per_question"] = {
+        role: {field: round(statistics.fmean((r.get("tokens_per_question") or {}).get(role, {}).get(field, 0)
+                                             for r in runs), 1) for field in ("input_tokens", "output_tokens", "calls")}
+        for role in roles}
+    ended: dict[str, int] = {}
+    for r in runs:
+        for how, count in (r.get("finished_by") or {}).items():
+            ended[how] = ended.get(how, 0) + count
+    merged["finished_by"] = ended
+    peaks = [r["peak_rss_mb"] for r in runs if isinstance(r.get("peak_rss_mb"), int | float)]
+    if peaks:
+        merged["peak_rss_mb"] = max(peaks)
+    return merged
+
+
 def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: int, **options: Any) -> dict[str, Any]:
     """`seeds` runs with seeds ctx.seed, ctx.seed + 1, ... into out/seed-N, and out/summary.json with the
     mean and the spread (sample standard deviation, min, max) of each metric over the runs."""
@@ -260,7 +286,8 @@ def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: in
     runs = {}
     for seed in range(first, first + seeds):
         runs[seed] = run_eval(method, dataset, out / f"seed-{seed}", dataclasses.replace(ctx, seed=seed), **options)
-    summary: dict[str, Any] = {"seeds": list(runs), "questions": min(r["questions"] for r in runs.values())}
+    summary: dict[str, Any] = {"seeds": list(runs), **merge_seed_summaries(list(runs.values()))}
+    summary["questions"] = min(r["questions"] for r in runs.values())
     for name in SPREAD_METRICS:
         values = [r[name] for r in runs.values() if isinstance(r.get(name), int | float)]
         if values:
