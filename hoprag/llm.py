@@ -111,12 +111,13 @@ class ScriptedChatModel(BaseChatModel):
     script: Any
     delay: float = 0.0
     prompts: list[str] = field(default_factory=list)
+    grammars: list[str | None] = field(default_factory=list)  # the grammar each call asked for (None: none)
     _lock: Any = None
 
     model_config = {"arbitrary_types_allowed": True}
 
     def __init__(self, script: Script, delay: float = 0.0, **kwargs: Any) -> None:
-        super().__init__(script=script, delay=delay, prompts=[], **kwargs)
+        super().__init__(script=script, delay=delay, prompts=[], grammars=[], **kwargs)
         self._lock = threading.Lock()
 
     @property
@@ -137,6 +138,7 @@ class ScriptedChatModel(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         if self.delay:
             time.sleep(self.delay)
+        self.grammars.append(kwargs.get("grammar"))
         reply: Any = self._next(messages)
         metadata: dict[str, Any] = {}
         if isinstance(reply, tuple):  # (text, [(token, probability), ...]): a model that reports logprobs
@@ -285,8 +287,12 @@ def call_llm(
     stop: list[str] | None = None,
     max_tokens: int | None = None,
     logprobs: bool = False,
+    grammar: str | None = None,
 ) -> tuple[str, LLMCall, AIMessage]:
-    """Run one LLM call for a role. Returns (text, usage record, raw message)."""
+    """Run one LLM call for a role. Returns (text, usage record, raw message).
+
+    `grammar` (GBNF) constrains the output where the backend supports it: the embedded model and a
+    llama.cpp server. OpenAI-compatible endpoints get the prompt alone."""
     if ctx.temperature is None or ctx.max_tokens is None:  # a Context used outside a graph: apply its preset
         from hoprag.context import graph_method
 
@@ -310,12 +316,14 @@ def call_llm(
         kwargs["seed"] = seed
     if spec.startswith("local:") and ctx.reproducible:
         kwargs["reproducible"] = True
+    if grammar and spec.startswith(("local:", "fake:")):
+        kwargs["grammar"] = grammar
     cache, key = None, ""
     if ctx.llm_cache and is_cacheable(ctx.temperature, ctx.seed):
         cache = response_cache()
         # The sent seed is in the key, so responses sampled under the earlier one-seed-for-every-call scheme are
         # not served for the per-call seeds; greedy calls send the run's seed, as before.
-        key = cache_key(spec, chat, {**kwargs, "seed": seed})
+        key = cache_key(spec, chat, {**kwargs, "seed": seed, **({"grammar": grammar} if grammar else {})})
         hit = cache.get(key)
         if hit is not None:
             message = AIMessage(content=hit["text"], response_metadata=hit.get("metadata") or {})
@@ -324,9 +332,10 @@ def call_llm(
     if spec.startswith("local-server:"):
         # ChatOpenAI sends max_completion_tokens, which llama_cpp.server ignores: it would then generate
         # until the context is full. Send the llama.cpp names directly.
-        kwargs["extra_body"] = {"max_tokens": kwargs["max_tokens"], "repeat_penalty": 1.0}
+        kwargs["extra_body"] = {"max_tokens": kwargs["max_tokens"], "repeat_penalty": 1.0,
+                                **({"grammar": grammar} if grammar else {})}
     if spec.startswith("fake:"):
-        kwargs = {"stop": stop} if stop else {}
+        kwargs = {**({"stop": stop} if stop else {}), **({"grammar": grammar} if grammar else {})}
     attempts = max(1, ctx.max_retries + 1)
     last_error: Exception | None = None
     for attempt in range(attempts):

@@ -36,6 +36,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_shared_concise": False,
     "rearag_finish_on_repeat": False,
     "ircot_min_sentences": 0,
+    "constrained_actions": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -92,6 +93,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
     # MuSiQue, at 1.7x the reasoner input tokens (30 questions each, BENCHMARKS.md, issue 13).
     "ircot_min_sentences": 0,
+    # ReAct family and ReaRAG: the reasoner's turn under a llama.cpp grammar, so every action parses (issue 13 asks
+    # for it: ReaRAG small had 15-25% invalid steps). Off until a 30-question run shows it does not cost answers.
+    "constrained_actions": False,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here

@@ -3,6 +3,8 @@ caches, log-probabilities without logits_all, and reproducible prompt evaluation
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hoprag import llama_local, llm
@@ -65,3 +67,24 @@ def test_a_reproducible_prompt_gives_the_same_output_whatever_ran_before(fresh_r
     assert logprobs and after_a_shared_prefix[:2] == (text, logprobs) == after_a_longer_prompt[:2]
     # Whole 64-token blocks of the shared prefix (about 550 tokens) were reused, not evaluated again.
     assert after_a_shared_prefix[2] <= fresh - 448
+
+
+def test_a_grammar_makes_the_real_model_write_a_well_formed_action(fresh_runtime):
+    """`constrained_actions`: the ReAct and ReaRAG grammars parse in llama.cpp, and the turns they allow parse."""
+    from hoprag.nodes import rearag
+    from hoprag.nodes.parsing import parse_react, parse_rearag_action
+    from hoprag.nodes.reasoner import render_messages
+    from hoprag.prompts.react import REACT_GRAMMAR
+    from hoprag.prompts.rearag import REARAG_GRAMMAR
+
+    question = "Which band released the album Counterparts in 1993?"
+    ctx = Context(llm=SPEC, temperature=0.0, max_tokens=256)
+    text, _, _ = call_llm("reasoner", render_messages(question, []), ctx, grammar=REACT_GRAMMAR.format(number=1))
+    action = parse_react(text)
+    assert text.startswith("Thought 1: ") and action.kind in ("search", "finish") and not action.problem
+    text, _, _ = call_llm("reasoner", rearag.render_messages(question, []), ctx, grammar=REARAG_GRAMMAR.format(number=1))
+    call = parse_rearag_action(text)
+    assert text.startswith("Thought 1: ") and call.function in ("search", "finish") and call.argument
+    # The model would answer "Paris": each token the grammar rejects is sampled again from the ones it allows.
+    text, _, _ = call_llm("notes", "Name the capital of France in one word.", ctx, grammar='root ::= "City: " [A-Z] [a-z]+')
+    assert re.fullmatch(r"City: [A-Z][a-z]+", text), text

@@ -189,6 +189,22 @@ def test_a_repeated_search_is_sampled_again_only_with_the_option(resample):
         assert retriever.queries == ["Rush Who is Rush?", "Rush Who is Rush?"] and result["repeated_queries"] == 1
 
 
+@pytest.mark.parametrize("constrained", [False, True])
+def test_constrained_actions_send_each_step_its_grammar(constrained):
+    """`constrained_actions`: every reasoner turn of the ReAct family is asked under a grammar naming its step."""
+    replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: finish[Rush]"])
+    ctx, models = react_ctx(lambda m: next(replies), preset="small", constrained_actions=constrained)
+    assert run_question("react-bm25", "Which band?", ctx)["answer"] == "Rush"
+    grammars = models["reasoner"].grammars
+    if not constrained:
+        assert grammars == [None, None]
+        return
+    assert [g.splitlines()[0] for g in grammars] == ['root ::= "Thought 1: " line "\\nAction 1: " action',
+                                                     'root ::= "Thought 2: " line "\\nAction 2: " action']
+    assert 'action ::= ("search" | "finish") "[" argument "]"' in grammars[0]
+    assert models["generator"].grammars == [] or set(models["generator"].grammars) == {None}
+
+
 def test_the_resample_temperature_and_seeds(monkeypatch):
     from hoprag.nodes import reasoner
 

@@ -329,6 +329,24 @@ def test_malformed_chains_are_named(tmp_path):
         load_conversations(chains)
 
 
+def test_constrained_actions_ask_for_the_official_call_shape():
+    replies = iter([search(1, "author"), finish(2, "X")])
+    ctx, _, models = setup(lambda m: next(replies), constrained_actions=True)
+    assert run_question("rearag", "Q?", ctx)["finished_by"] == "finish"
+    first, second = models["reasoner"].grammars
+    assert first.startswith('root ::= "Thought 1: "') and second.startswith('root ::= "Thought 2: "')
+    assert "'parameters': {'query': \" text \"}}" in first and "'parameters': {'answer': \" text" in first
+    assert set(models["answerer"].grammars) == {None}
+
+
+def test_an_openai_endpoint_gets_no_grammar(openai_stub):
+    """OpenAI-compatible endpoints have no GBNF; the option leaves their requests as they were."""
+    register_retriever("rearag-stub-index", Passages())
+    run_question("rearag", "Which band released Counterparts?",
+                 Context(llm="openai:stub-model", index="rearag-stub-index", constrained_actions=True))
+    assert openai_stub.bodies and not any("grammar" in body for body in openai_stub.bodies)
+
+
 @pytest.mark.parametrize("preset", ["paper", "small"])
 def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
     """The official code samples the reasoner at temperature 1.0 with top_p 0.85; the answer model is greedy."""

@@ -25,6 +25,7 @@ from hoprag.prompts.rearag import (
     INVALID_FEEDBACK,
     RAG_ENGINE,
     RAG_ENGINE_STRICT,
+    REARAG_GRAMMAR,
     REARAG_SYSTEM,
 )
 
@@ -64,9 +65,10 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     Returns the call, the turn text, the usage records and the retries spent."""
     records: list[dict[str, Any]] = []
     attempt_messages = list(messages)
+    grammar = REARAG_GRAMMAR.format(number=number) if ctx.constrained_actions else None
     for attempt in range(budget + 1):
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
-        text, record, _ = call_llm(role, attempt_messages, options, stop=STOP)
+        text, record, _ = call_llm(role, attempt_messages, options, stop=STOP, grammar=grammar)
         call = parse_rearag_action(first_step(text), lenient=bool(ctx.rearag_lenient_actions))
         records.append(record.parsed(call.invalid, call.problem))
         if not call.invalid:
@@ -143,7 +145,8 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
     messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
-    text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP)
+    grammar = REARAG_GRAMMAR.format(number=number) if ctx.constrained_actions else None
+    text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP, grammar=grammar)
     call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
                                lenient=bool(ctx.rearag_lenient_actions))
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")

@@ -12,7 +12,13 @@ from langgraph.graph import END
 from hoprag.context import Context, context_of
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.parsing import earlier_search, parse_react
-from hoprag.prompts.react import REACT_INSTRUCTIONS, REACT_QUESTION, REPEATED_QUERY, SHORT_ANSWER
+from hoprag.prompts.react import (
+    REACT_GRAMMAR,
+    REACT_INSTRUCTIONS,
+    REACT_QUESTION,
+    REPEATED_QUERY,
+    SHORT_ANSWER,
+)
 from hoprag.state import AgentState
 
 DROPPED = "[observation dropped to fit the context window]"
@@ -81,9 +87,10 @@ def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, ro
 RESAMPLE_TEMPERATURE = 0.7  # the papers' ReAct temperature (NotesWriting §4.2)
 
 
-def _think(messages: list[BaseMessage], ctx: Context) -> tuple[str, Any, Any]:
-    """One reasoner turn: (text, usage record, parsed action)."""
-    text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"])
+def _think(messages: list[BaseMessage], ctx: Context, number: int) -> tuple[str, Any, Any]:
+    """One reasoner turn, step `number`: (text, usage record, parsed action)."""
+    grammar = REACT_GRAMMAR.format(number=number) if ctx.constrained_actions else None
+    text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"], grammar=grammar)
     # A reply that skips the "Thought n:" label starts inside the thought.
     return text, record, parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
 
@@ -115,7 +122,7 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     messages, dropped = fit_prompt(state["question"], trajectory, ctx)
 
     def think(options: Context) -> tuple[tuple[str, Any], list[dict[str, Any]]]:
-        text, record, action = _think(messages, options)
+        text, record, action = _think(messages, options, len(trajectory) + 1)
         return (text, action), [record.parsed(action.invalid, action.problem)]
 
     (text, action), records, resampled = resample_repeats(

@@ -28,6 +28,14 @@ Thought 3: Adriana Trigiani is based in Greenwich Village.
 Action 3: finish[Greenwich Village, New York City]
 """
 
+# `constrained_actions`: the reasoner's turn as a llama.cpp grammar (GBNF): one Thought line, then one search or
+# finish whose argument holds no newline or "]". {number} is the step being written.
+REACT_GRAMMAR = r"""root ::= "Thought {number}: " line "\nAction {number}: " action
+line ::= [^\n]+
+action ::= ("search" | "finish") "[" argument "]"
+argument ::= [^\n\]]+
+"""
+
 REACT_QUESTION = """
 Question: {question}"""
 

@@ -28,6 +28,14 @@ INVALID_FEEDBACK = ("Your last output had no valid action ({problem}). Write 'Th
                     "'Action {number}: ' with one dict: {{'function': 'search', 'parameters': {{'query': '...'}}}} or "
                     "{{'function': 'finish', 'parameters': {{'answer': '...'}}}}.")
 
+# `constrained_actions`: the reasoner's turn as a llama.cpp grammar (GBNF), in the official call shape. The
+# parameter is a double-quoted string, so a query with an apostrophe ("Arthur's Magazine") stays one literal.
+REARAG_GRAMMAR = r"""root ::= "Thought {number}: " line "\nAction {number}: " call
+line ::= [^\n]+
+call ::= "{{'function': 'search', 'parameters': {{'query': " text "}}}}" | "{{'function': 'finish', 'parameters': {{'answer': " text "}}}}"
+text ::= "\"" [^"\\\n]+ "\""
+"""
+
 DATA_RULES = """
 Rules:
 1. Number your steps: Thought 1, Action 1, then Observation 1 comes back; Thought 2, Action 2, and so on.
