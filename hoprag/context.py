@@ -138,9 +138,10 @@ class Context:
         "waits for a later step. 0 (both presets; measured, no gain with the 1.5B model): the paper's loop.",
     )
     constrained_actions: bool | None = _describe(
-        None, "ReAct family and ReaRAG: the reasoner's turn is generated under a llama.cpp grammar (GBNF), so it is always "
-        "one `Thought N:` line and one well-formed `Action N:` (search/finish); local and local-server models only, "
-        "other backends get the prompt alone. Off in both presets until measured.",
+        None, "ReAct family, ReaRAG and FuRePA: the reasoner's turn is generated under a llama.cpp grammar (GBNF), so it "
+        "is always one `Thought N:` line and one well-formed `Action N:` (search/finish), or FuRePA's `[Analysis]` line "
+        "and `[Search]`/`[Answer]` line; local and local-server models only, other backends get the prompt alone. Off in "
+        "both presets until measured.",
     )
     stop_on_empty_step: bool | None = _describe(
         None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "

@@ -71,9 +71,13 @@ def test_a_reproducible_prompt_gives_the_same_output_whatever_ran_before(fresh_r
 
 def test_a_grammar_makes_the_real_model_write_a_well_formed_action(fresh_runtime):
     """`constrained_actions`: the ReAct and ReaRAG grammars parse in llama.cpp, and the turns they allow parse."""
+    import llama_cpp
+
     from hoprag.nodes import rearag
-    from hoprag.nodes.parsing import parse_react, parse_rearag_action
+    from hoprag.nodes.furepa import plan_messages
+    from hoprag.nodes.parsing import parse_furepa_plan, parse_react, parse_rearag_action
     from hoprag.nodes.reasoner import render_messages
+    from hoprag.prompts.furepa import ANSWER_GRAMMAR, FIRST_GRAMMAR, LATTER_GRAMMAR
     from hoprag.prompts.react import REACT_GRAMMAR
     from hoprag.prompts.rearag import REARAG_GRAMMAR
 
@@ -85,6 +89,17 @@ def test_a_grammar_makes_the_real_model_write_a_well_formed_action(fresh_runtime
     text, _, _ = call_llm("reasoner", rearag.render_messages(question, []), ctx, grammar=REARAG_GRAMMAR.format(number=1))
     call = parse_rearag_action(text)
     assert text.startswith("Thought 1: ") and call.function in ("search", "finish") and call.argument
+    evidence = [{"title": "Counterparts", "text": "Counterparts is the fifteenth studio album by the Canadian rock band Rush."}]
+    plan = parse_furepa_plan(call_llm("reasoner", plan_messages(question, evidence, first=False), ctx,
+                                      max_tokens=160, grammar=LATTER_GRAMMAR)[0])
+    assert plan.kind in ("search", "answer") and plan.value and plan.analysis
+    # Every grammar of the option parses in llama.cpp (a grammar it cannot parse gives no sampler).
+    llama = chat_model(SPEC, "reasoner", ctx).runtime.llama
+    for grammar in (FIRST_GRAMMAR, LATTER_GRAMMAR, ANSWER_GRAMMAR, REACT_GRAMMAR.format(number=12),
+                    REARAG_GRAMMAR.format(number=3)):
+        sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, grammar.encode(), b"root")
+        assert sampler, grammar
+        llama_cpp.llama_sampler_free(sampler)
     # The model would answer "Paris": each token the grammar rejects is sampled again from the ones it allows.
     text, _, _ = call_llm("notes", "Name the capital of France in one word.", ctx, grammar='root ::= "City: " [A-Z] [a-z]+')
     assert re.fullmatch(r"City: [A-Z][a-z]+", text), text

@@ -13,6 +13,7 @@ from hoprag.furepa_scorer import RetrievalScorer, predicted_score, rank_labels, 
 from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.furepa import bag_of_words, dbscan, filter_queries, majority_answer
 from hoprag.nodes.retrieve import register_retriever
+from hoprag.prompts.furepa import FIRST_GRAMMAR, LATTER_GRAMMAR
 from hoprag.run import run_question
 
 
@@ -70,6 +71,14 @@ def test_masking_the_llm_sees_only_the_evidence_and_the_question():
     assert "Rush released it." not in final and "the band that released Counterparts" not in final
     assert model.prompts[0].startswith("You are given problems requiring multi-step searching and reasoning. You should follow")
     assert len(model.prompts) == 15  # n = 5 candidates in each of 3 iterations
+
+
+def test_constrained_plans_follow_the_examples_shape():
+    replies = iter(["[Search] the band that released Counterparts"] + ["[Analysis] Rush.\n[Answer] Rush"] * 5)
+    ctx, _, model = setup(lambda m: next(replies), constrained_actions=True, furepa_n=1, furepa_plan_assessor=False)
+    assert run_question("furepa", "Which band released Counterparts?", ctx)["answer"] == "Rush"
+    assert model.grammars[:2] == [FIRST_GRAMMAR, LATTER_GRAMMAR]
+    assert LATTER_GRAMMAR.startswith('root ::= "[Analysis] " [^\\n]{1,400} "\\n"+ ("[Search] " | "[Answer] ")')
 
 
 def test_the_vote_needs_theta_and_takes_the_majority_answer():

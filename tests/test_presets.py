@@ -199,8 +199,8 @@ def test_constrained_actions_send_each_step_its_grammar(constrained):
     if not constrained:
         assert grammars == [None, None]
         return
-    assert [g.splitlines()[0] for g in grammars] == ['root ::= "Thought 1: " line "\\nAction 1: " action',
-                                                     'root ::= "Thought 2: " line "\\nAction 2: " action']
+    assert [g.splitlines()[0] for g in grammars] == ['root ::= "Thought 1: " line "\\n"+ "Action 1: " action',
+                                                     'root ::= "Thought 2: " line "\\n"+ "Action 2: " action']
     assert 'action ::= ("search" | "finish") "[" argument "]"' in grammars[0]
     assert models["generator"].grammars == [] or set(models["generator"].grammars) == {None}
 

@@ -27,11 +27,14 @@ from hoprag.llm import call_llm
 from hoprag.nodes.parsing import Plan, normalize_query, parse_furepa_plan
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.furepa import (
+    ANSWER_GRAMMAR,
     FIRST_EXAMPLES,
+    FIRST_GRAMMAR,
     FIRST_SYSTEM,
     FIRST_USER,
     FORCE_ANSWER,
     LATTER_EXAMPLES,
+    LATTER_GRAMMAR,
     LATTER_SYSTEM,
     LATTER_USER,
 )
@@ -82,10 +85,12 @@ def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     t, raises = state.get("iteration", 0), state.get("raises", 0)
     messages = plan_messages(state["question"], state.get("evidence") or [], first=t == 0)
     n = (ctx.furepa_n or 5) if ctx.furepa_plan_assessor else 1
+    grammar = (FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR) if ctx.constrained_actions else None
     candidates, calls = [], []
     for i in range(n):
         options = ctx.with_options(temperature=temperature(ctx, raises), seed=(ctx.seed or 0) + 1000 * t + 100 * raises + i)
-        text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"])
+        text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
+                                   grammar=grammar)
         parsed = parse_furepa_plan(text)
         if t == 0 and parsed.kind == "answer":  # the first iteration can only search (no evidence yet)
             parsed = Plan("invalid", analysis=parsed.analysis, problem="an answer at the first iteration")
@@ -233,7 +238,8 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     messages = plan_messages(state["question"], state.get("evidence") or [], first=False, force=True)
     options = ctx.with_options(temperature=ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0)
-    text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"])
+    text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
+                               grammar=ANSWER_GRAMMAR if ctx.constrained_actions else None)
     parsed = parse_furepa_plan(text)
     answers = [c["value"] for c in state.get("candidates") or [] if c["kind"] == "answer"]
     value = parsed.value if parsed.kind == "answer" else (majority_answer(answers) if answers else

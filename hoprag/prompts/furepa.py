@@ -61,5 +61,15 @@ LATTER_EXAMPLES = [
      "Fox network. Then we get the answer.\n[Answer] Fox network"),
 ]
 
+# `constrained_actions`: each plan under a llama.cpp grammar (GBNF), in the examples' shape. The first iteration
+# searches; a later one analyses, then searches or answers; the forced answer at T answers.
+# Lengths are bounded as in the ReAct grammar (PLAN_TOKENS is 160), and blank lines may separate the two lines.
+FIRST_GRAMMAR = r"""root ::= "[Search] " [^\n]{1,200}
+"""
+LATTER_GRAMMAR = r"""root ::= "[Analysis] " [^\n]{1,400} "\n"+ ("[Search] " | "[Answer] ") [^\n]{1,150}
+"""
+ANSWER_GRAMMAR = r"""root ::= "[Analysis] " [^\n]{1,400} "\n"+ "[Answer] " [^\n]{1,150}
+"""
+
 # At the iteration cap T without an answer (the paper: "the answer will be forcibly generated").
 FORCE_ANSWER = "\nYou must answer now: reply with one [Analysis] line and one [Answer] line."

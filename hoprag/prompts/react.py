@@ -29,11 +29,13 @@ Action 3: finish[Greenwich Village, New York City]
 """
 
 # `constrained_actions`: the reasoner's turn as a llama.cpp grammar (GBNF): one Thought line, then one search or
-# finish whose argument holds no newline or "]". {number} is the step being written.
-REACT_GRAMMAR = r"""root ::= "Thought {number}: " line "\nAction {number}: " action
-line ::= [^\n]+
+# finish whose argument holds no newline or "]". {number} is the step being written. The lengths are bounded so a
+# model that would go on writing (a rejected blank line is not an end) must turn to the action within 256 tokens;
+# one or more newlines may separate the lines (Qwen's tokenizer has a single token for a blank line).
+REACT_GRAMMAR = r"""root ::= "Thought {number}: " line "\n"+ "Action {number}: " action
+line ::= [^\n]{{1,500}}
 action ::= ("search" | "finish") "[" argument "]"
-argument ::= [^\n\]]+
+argument ::= [^\n\]]{{1,200}}
 """
 
 REACT_QUESTION = """

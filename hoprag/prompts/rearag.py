@@ -30,10 +30,10 @@ INVALID_FEEDBACK = ("Your last output had no valid action ({problem}). Write 'Th
 
 # `constrained_actions`: the reasoner's turn as a llama.cpp grammar (GBNF), in the official call shape. The
 # parameter is a double-quoted string, so a query with an apostrophe ("Arthur's Magazine") stays one literal.
-REARAG_GRAMMAR = r"""root ::= "Thought {number}: " line "\nAction {number}: " call
-line ::= [^\n]+
+REARAG_GRAMMAR = r"""root ::= "Thought {number}: " line "\n"+ "Action {number}: " call
+line ::= [^\n]{{1,500}}
 call ::= "{{'function': 'search', 'parameters': {{'query': " text "}}}}" | "{{'function': 'finish', 'parameters': {{'answer': " text "}}}}"
-text ::= "\"" [^"\\\n]+ "\""
+text ::= "\"" [^"\\\n]{{1,200}} "\""
 """
 
 DATA_RULES = """
