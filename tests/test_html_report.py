@@ -15,7 +15,8 @@ import pytest
 
 from hoprag.context import Context
 from hoprag.documents import Document
-from hoprag.eval.runner import run_eval
+from hoprag.eval.html_report import render_html
+from hoprag.eval.runner import run_eval, run_eval_seeds
 from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.retrieve import register_retriever
 
@@ -66,6 +67,17 @@ def test_report_html_cli_writes_a_self_contained_page(tmp_path):
     text = page.read_text()
     assert "<svg" in text and "<link" not in text  # inline plots and styles
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # nothing fetched from a network
+
+
+def test_a_multi_seed_run_gives_one_answer_column_per_seed(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Question 0?", "answers": ["ans0"]}))
+    register_retriever("html-index", Pages())
+    spec = register_fake("fake:html-seeds", ScriptedChatModel(lambda m: "ans0"))
+    run_eval_seeds("rag", f"jsonl:{data}", tmp_path / "rag-seeds", Context(llm=spec, index="html-index"), 2,
+                   progress=False)
+    page = render_html([tmp_path / "rag-seeds"])
+    assert "<th>rag-seeds/seed-0</th><th>rag-seeds/seed-1</th>" in page and page.count('class="answer right"') == 2
 
 
 @pytest.fixture

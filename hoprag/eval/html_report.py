@@ -166,10 +166,24 @@ def _trajectory(record: dict[str, Any], run: str) -> str:
     return f"<div><strong>{_e(run)}</strong></div>{error}{steps or '<div class=muted>No steps.</div>'}{foot}"
 
 
+def _answer_columns(runs: list[Path], summaries: list[dict[str, Any]]) -> list[tuple[str, Path]]:
+    """The runs whose answers are columns: a multi-seed run (`hoprag eval --seeds N`) gives one per seed."""
+    columns = []
+    for path, summary in zip(runs, summaries, strict=True):
+        seeds = [path / f"seed-{seed}" for seed in summary.get("seeds") or []]
+        if seeds and all(seed.is_dir() for seed in seeds):
+            columns += [(f"{path.name}/{seed.name}", seed) for seed in seeds]
+        else:
+            columns.append((path.name, path))
+    return columns
+
+
 def render_html(runs: list[Path]) -> str:
     names = [p.name for p in runs]
     summaries = [load_run(p) for p in runs]
-    by_run = [{r["id"]: r for r in _records(p)} for p in runs]
+    columns = _answer_columns(runs, summaries)
+    column_names = [name for name, _ in columns]
+    by_run = [{r["id"]: r for r in _records(path)} for _, path in columns]
     order: list[str] = []
     for records in by_run:
         order += [i for i in records if i not in order]
@@ -193,13 +207,13 @@ def render_html(runs: list[Path]) -> str:
                          f'{_e(record.get("prediction") or "(no answer)")}'
                          f'<div class="muted">{"right" if mark == "right" else "wrong"}'
                          f'{f" · F1 {f1:.2f}" if isinstance(f1, int | float) else ""}</div></td>')
-            panels.append(f'<div class="trajectory" id="{target}" hidden>{_trajectory(record, names[run_index])}</div>')
+            panels.append(f'<div class="trajectory" id="{target}" hidden>{_trajectory(record, column_names[run_index])}</div>')
         gold = " | ".join(first.get("gold") or [])
         rows.append(f'<tr class="question" data-question="{number}" data-agree="{int(agree)}">'
                     f'<td>{_e(first.get("question"))}</td><td>{_e(gold)}</td>{"".join(cells)}</tr>'
-                    f'<tr class="trajectories" data-question="{number}"><td colspan="{2 + len(runs)}" '
+                    f'<tr class="trajectories" data-question="{number}"><td colspan="{2 + len(columns)}" '
                     f'style="border:none;padding:0">{"".join(panels)}</td></tr>')
-    run_heads = "".join(f"<th>{_e(n)}</th>" for n in names)
+    run_heads = "".join(f"<th>{_e(n)}</th>" for n in column_names)
     distinct = {str((s.get("config") or {}).get("dataset")) for s in summaries}
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>hoprag report: {_e(", ".join(names))}</title>
