@@ -141,7 +141,7 @@ class Context:
         None, "ReAct family, ReaRAG and FuRePA: the reasoner's turn is generated under a llama.cpp grammar (GBNF), so it "
         "is always one `Thought N:` line and one well-formed `Action N:` (search/finish), or FuRePA's `[Analysis]` line "
         "and `[Search]`/`[Answer]` line; local and local-server models only, other backends get the prompt alone. Off in "
-        "both presets until measured.",
+        "both presets (measured on ReaRAG small: no invalid outputs, but F1 -10.4 from early finishes).",
     )
     stop_on_empty_step: bool | None = _describe(
         None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "

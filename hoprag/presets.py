@@ -93,8 +93,9 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
     # MuSiQue, at 1.7x the reasoner input tokens (30 questions each, BENCHMARKS.md, issue 13).
     "ircot_min_sentences": 0,
-    # ReAct family and ReaRAG: the reasoner's turn under a llama.cpp grammar, so every action parses (issue 13 asks
-    # for it: ReaRAG small had 15-25% invalid steps). Off until a 30-question run shows it does not cost answers.
+    # ReAct family, ReaRAG and FuRePA: the reasoner's turn under a llama.cpp grammar, so every action parses (issue 13
+    # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
+    # the constrained model finishing after one search in 16 of 30 questions (BENCHMARKS.md, issue 13).
     "constrained_actions": False,
 }
 
