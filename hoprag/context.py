@@ -228,6 +228,10 @@ class Context:
             filled["pages"] = reads_pages(method)
         return replace(self, **filled) if filled else self
 
+    def action_grammar(self, grammar: str) -> str | None:
+        """`grammar` when `constrained_actions` is on, else None: the one switch every node's grammar passes."""
+        return grammar if self.constrained_actions else None
+
     def with_options(self, **options: Any) -> Context:
         """A copy with the given options; None values keep the current value."""
         known = {f.name for f in fields(self)}

@@ -85,7 +85,7 @@ def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     t, raises = state.get("iteration", 0), state.get("raises", 0)
     messages = plan_messages(state["question"], state.get("evidence") or [], first=t == 0)
     n = (ctx.furepa_n or 5) if ctx.furepa_plan_assessor else 1
-    grammar = (FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR) if ctx.constrained_actions else None
+    grammar = ctx.action_grammar(FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR)
     candidates, calls = [], []
     for i in range(n):
         options = ctx.with_options(temperature=temperature(ctx, raises), seed=(ctx.seed or 0) + 1000 * t + 100 * raises + i)
@@ -239,7 +239,7 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     messages = plan_messages(state["question"], state.get("evidence") or [], first=False, force=True)
     options = ctx.with_options(temperature=ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0)
     text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
-                               grammar=ANSWER_GRAMMAR if ctx.constrained_actions else None)
+                               grammar=ctx.action_grammar(ANSWER_GRAMMAR))
     parsed = parse_furepa_plan(text)
     answers = [c["value"] for c in state.get("candidates") or [] if c["kind"] == "answer"]
     value = parsed.value if parsed.kind == "answer" else (majority_answer(answers) if answers else

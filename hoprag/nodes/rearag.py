@@ -65,7 +65,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     Returns the call, the turn text, the usage records and the retries spent."""
     records: list[dict[str, Any]] = []
     attempt_messages = list(messages)
-    grammar = REARAG_GRAMMAR.format(number=number) if ctx.constrained_actions else None
+    grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     for attempt in range(budget + 1):
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
         text, record, _ = call_llm(role, attempt_messages, options, stop=STOP, grammar=grammar)
@@ -145,7 +145,7 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
     messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
-    grammar = REARAG_GRAMMAR.format(number=number) if ctx.constrained_actions else None
+    grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP, grammar=grammar)
     call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
                                lenient=bool(ctx.rearag_lenient_actions))

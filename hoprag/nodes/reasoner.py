@@ -89,7 +89,7 @@ RESAMPLE_TEMPERATURE = 0.7  # the papers' ReAct temperature (NotesWriting §4.2)
 
 def _think(messages: list[BaseMessage], ctx: Context, number: int) -> tuple[str, Any, Any]:
     """One reasoner turn, step `number`: (text, usage record, parsed action)."""
-    grammar = REACT_GRAMMAR.format(number=number) if ctx.constrained_actions else None
+    grammar = ctx.action_grammar(REACT_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"], grammar=grammar)
     # A reply that skips the "Thought n:" label starts inside the thought.
     return text, record, parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
