@@ -209,6 +209,13 @@ class Context:
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."
     )
+    window_headroom: float = _describe(
+        0.25,
+        "ReAct family: when the transcript no longer fits the window, the oldest observations are dropped until this "
+        "share of the prompt budget is free, and stay dropped, so the next steps append to a kept prefix (KV-cache "
+        "reuse) instead of each dropping one more and re-reading the transcript (0: drop one at a time). Not a method "
+        "option: the papers' models never filled their windows.",
+    )
     max_retries: int = _describe(2, "Retries of a failing LLM call before the run reports the error.")
     max_concurrency: int = _describe(8, "Upper bound on note writers running at once.")
     llm_cache: bool = _describe(

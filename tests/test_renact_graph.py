@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -124,6 +125,31 @@ def test_context_overflow_drops_oldest_observations():
     result = run_question("react", "Q?", ctx)
     assert result["finished_by"] == "cap"
     assert result["dropped_observations"] >= 1
+
+
+def _dropped_per_prompt(headroom: float) -> list[int]:
+    """How many observations each reasoner prompt of a long react run shows as dropped."""
+    big = [Document(id="b", title="Big", text="word " * 150)]
+    seen: list[int] = []
+
+    def reasoner(messages):
+        seen.append(sum(str(m.content).endswith("[observation dropped to fit the context window]") for m in messages))
+        return f"Thought: more\nAction: search[query {len(seen)}]"
+
+    ctx = make_ctx(reasoner, docs=big, max_steps=12, context_window=2000, window_headroom=headroom)
+    run_question("react", "Q?", ctx)
+    return seen
+
+
+def test_dropped_observations_stay_dropped_and_free_headroom():
+    one_at_a_time, with_headroom = _dropped_per_prompt(0.0), _dropped_per_prompt(0.5)
+    for seen in (one_at_a_time, with_headroom):
+        assert seen == sorted(seen) and seen[-1] >= 2  # a dropped observation never comes back
+    # Without headroom every step after the first overflow drops one more observation, so each prompt
+    # changes right after the question; with it, drops come in batches and the steps between keep the prefix.
+    changes = [sum(b != a for a, b in pairwise(seen)) for seen in (one_at_a_time, with_headroom)]
+    assert changes[1] < changes[0]
+    assert max(b - a for a, b in pairwise(with_headroom)) >= 2
 
 
 def test_empty_question_is_an_error():

@@ -57,18 +57,28 @@ def _size(spec: str, role: str, ctx: Context, messages: list[BaseMessage]) -> in
 
 
 def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, role: str = "reasoner",
-               tail: list[BaseMessage] | None = None, max_tokens: int | None = None) -> tuple[list[BaseMessage], int]:
+               tail: list[BaseMessage] | None = None, max_tokens: int | None = None,
+               dropped_before: int = 0, headroom: float = 0.0) -> tuple[list[BaseMessage], int]:
     """The reasoner's messages (plus `tail`), dropping the oldest observations until they fit the window.
 
     Returns the messages and how many observations were dropped. The newest observation is dropped
-    last: without it the reasoner cannot act on its last search."""
+    last: without it the reasoner cannot act on its last search. The `dropped_before` observations an
+    earlier step of the run dropped stay dropped, so the prompt keeps the prefix the role's KV cache
+    holds. When more must go, they go until a `headroom` share of the budget is free (or all but the
+    newest have gone): dropping one more at every step changes the prompt right after the question at
+    every step, and the model re-reads the whole transcript each time (BENCHMARKS.md, "ReAct's window")."""
     spec = resolve_spec(role, ctx)
     budget = context_window(spec, ctx) - (max_tokens or ctx.max_tokens) - 16
+    target = budget - int(budget * headroom)
     tail = tail or []
     task = instructions(ctx)
-    for dropped in range(0, max(1, len(trajectory))):
+    most = max(1, len(trajectory)) - 1  # the most observations that may go
+    start = min(max(0, dropped_before), most)
+    for dropped in range(start, most + 1):
         messages = render_messages(question, trajectory, dropped, task) + tail
-        if _size(spec, role, ctx, messages) <= budget:
+        size = _size(spec, role, ctx, messages)
+        # The kept drops if they fit; else the headroom, or as close to it as the newest observation allows.
+        if size <= budget and (dropped == start or size <= target or dropped == most):
             return messages, dropped
     # Still too long with every older observation dropped: cut the middle of the newest observation,
     # then of the tail (for the synthesis at the cap: the oldest notes), about 4 characters a token.
@@ -119,7 +129,8 @@ def resample_repeats(think: Callable[[Context], tuple[T, list[dict[str, Any]]]],
 def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
-    messages, dropped = fit_prompt(state["question"], trajectory, ctx)
+    messages, dropped = fit_prompt(state["question"], trajectory, ctx,
+                                   dropped_before=state.get("dropped_observations", 0), headroom=ctx.window_headroom)
 
     def think(options: Context) -> tuple[tuple[str, Any], list[dict[str, Any]]]:
         text, record, action = _think(messages, options, len(trajectory) + 1)
