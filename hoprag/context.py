@@ -116,6 +116,10 @@ class Context:
         None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
     )
+    search_question_first: bool | None = _describe(
+        None, "ReAct family, small: the first step searches the question itself, as IRCoT, FLARE and ReSP begin, with no "
+        "reasoner call; the reasoner starts from that observation.",
+    )
     answer_from_notes: bool | None = _describe(
         None, "ReNAct, small: after a step that wrote notes, answer from the notes gathered so far (or 'unknown'); an "
         "answer the notes hold, that is more than the question's words, ends the run (the reasoner often searches on "

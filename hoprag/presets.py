@@ -37,6 +37,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_finish_on_repeat": False,
     "ircot_min_sentences": 0,
     "constrained_actions": False,
+    "search_question_first": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -97,6 +98,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
     # the constrained model finishing after one search in 16 of 30 questions (BENCHMARKS.md, issue 13).
     "constrained_actions": False,
+    # ReAct family: the first step searches the question itself, without a reasoner call.
+    "search_question_first": False,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -195,6 +198,8 @@ ADAPTATION_METHODS = {
     "rearag_shared_concise": {"rearag"},
     "rearag_finish_on_repeat": {"rearag"},
     "ircot_min_sentences": {"ircot", "ircot-notes"},
+    "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
+    "search_question_first": _REACT,
 }
 
 

@@ -16,6 +16,8 @@ from hoprag.nodes.reasoner import (
     route_after_notes_answer,
     route_after_observe,
     route_after_reason,
+    route_start,
+    search_question,
 )
 from hoprag.nodes.retrieve import retrieve
 from hoprag.nodes.write_notes import (
@@ -37,7 +39,9 @@ def build_react_family(observation: Observation) -> StateGraph:
     builder.add_node("retrieve", retrieve)
     builder.add_node("synthesize", synthesize)
     builder.add_node("concise_answer", concise_answer)
-    builder.add_edge(START, "reason")
+    builder.add_node("search_question", search_question)
+    builder.add_conditional_edges(START, route_start, ["search_question", "reason"])
+    builder.add_edge("search_question", "retrieve")
     builder.add_conditional_edges("reason", route_after_reason, ["retrieve", "reason", "synthesize", "concise_answer", END])
     observe = f"observe_{observation}"
     if observation == "notes":

@@ -176,6 +176,22 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     return update
 
 
+QUESTION_FIRST_THOUGHT = "I will first search for the question itself."
+
+
+def search_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
+    """Step 1 of `search_question_first`: search the question itself, as IRCoT, FLARE and ReSP begin, with no
+    reasoner call; the step is shown to the reasoner as its own first turn."""
+    question = " ".join(state["question"].split())
+    step = {"thought": QUESTION_FIRST_THOUGHT, "action": f"search[{question}]", "kind": "search", "entity": "",
+            "query": question, "argument": question, "problem": "", "raw": ""}
+    return {"pending": step}
+
+
+def route_start(state: AgentState, runtime: Any = None) -> str:
+    return "search_question" if context_of(runtime).search_question_first else "reason"
+
+
 def after_answer(ctx: Context) -> str:
     """Where a run goes once the method has its answer: the concise-answer step (small) or the end."""
     return "concise_answer" if ctx.concise_answer else END
