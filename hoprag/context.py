@@ -117,8 +117,8 @@ class Context:
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
     )
     search_question_first: bool | None = _describe(
-        None, "ReAct family, small: the first step searches the question itself, as IRCoT, FLARE and ReSP begin, with no "
-        "reasoner call; the reasoner starts from that observation.",
+        None, "ReAct family and ReaRAG: the first step searches the question itself, as IRCoT, FLARE and ReSP begin, with "
+        "no reasoner call, written as the reasoner's own first turn; the reasoner starts from that observation.",
     )
     answer_from_notes: bool | None = _describe(
         None, "ReNAct, small: after a step that wrote notes, answer from the notes gathered so far (or 'unknown'); an "

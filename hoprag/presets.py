@@ -98,7 +98,7 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
     # the constrained model finishing after one search in 16 of 30 questions (BENCHMARKS.md, issue 13).
     "constrained_actions": False,
-    # ReAct family: the first step searches the question itself, without a reasoner call.
+    # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call.
     "search_question_first": False,
 }
 
@@ -199,7 +199,7 @@ ADAPTATION_METHODS = {
     "rearag_finish_on_repeat": {"rearag"},
     "ircot_min_sentences": {"ircot", "ircot-notes"},
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
-    "search_question_first": _REACT,
+    "search_question_first": _REACT | {"rearag"},
 }
 
 

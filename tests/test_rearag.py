@@ -109,6 +109,20 @@ def test_search_then_finish_with_the_engine_answer_as_observation():
     assert set(result["usage"]) == {"reasoner", "answerer", "generator"}
 
 
+def test_search_question_first_is_the_first_step_in_the_official_call_format():
+    ctx, retriever, models = setup(lambda m: finish(2, "Exeter College"), search_question_first=True)
+    result = run_question("rearag", "Where was the author of 'Hannibal and Scipio' educated?", ctx)
+    assert retriever.queries == ["Where was the author of 'Hannibal and Scipio' educated?"]
+    assert result["trajectory"][0]["observation"] == "Thomas Nabbes"
+    assert len(models["reasoner"].prompts) == 1  # the first step cost no reasoner call
+    # The step is shown as the reasoner's own turn, and it parses as the official call.
+    first_turn = result["trajectory"][0]["raw"]
+    assert first_turn in models["reasoner"].prompts[0] and "Observation 1: Thomas Nabbes" in models["reasoner"].prompts[0]
+    call = parse_rearag_action(first_turn)
+    assert (call.function, call.argument) == ("search", "Where was the author of 'Hannibal and Scipio' educated?")
+    assert result["answer"] == "Exeter College"
+
+
 @pytest.mark.parametrize(("preset", "answer", "concise_calls"), [("paper", "Yes", 1), ("small", "Rush", 0)])
 def test_small_keeps_a_short_finish_answer_as_written(preset, answer, concise_calls):
     """The official concise prompt turned "Rush" into "Yes" on the 1.5B model; small skips it for short answers."""

@@ -15,7 +15,9 @@ from hoprag.nodes.rearag import (
     reason,
     route_after_observation,
     route_after_reason,
+    search_question,
 )
+from hoprag.nodes.reasoner import route_start
 from hoprag.state import InputState, OutputState
 
 
@@ -25,7 +27,9 @@ def build():
     builder.add_node("rag_engine", rag_engine)
     builder.add_node("force_finish", force_finish)
     builder.add_node("concise", concise)
-    builder.add_edge(START, "reason")
+    builder.add_node("search_question", search_question)
+    builder.add_conditional_edges(START, route_start, ["search_question", "reason"])
+    builder.add_edge("search_question", "rag_engine")
     builder.add_conditional_edges("reason", route_after_reason, ["rag_engine", "force_finish", "concise", END])
     builder.add_conditional_edges("rag_engine", route_after_observation, ["reason", "force_finish"])
     builder.add_edge("force_finish", "concise")

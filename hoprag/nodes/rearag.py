@@ -15,7 +15,7 @@ from hoprag.context import Context, context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
-from hoprag.nodes.reasoner import resample_repeats
+from hoprag.nodes.reasoner import QUESTION_FIRST_THOUGHT, resample_repeats
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.react import CONCISE as SHARED_CONCISE
 from hoprag.prompts.react import REPEATED_QUERY
@@ -106,6 +106,16 @@ def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     elif call.function == "finish":
         update.update(finish_answer=call.argument, trajectory=[{**step, "observation": call.argument}])
     return update
+
+
+def search_question(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    """Step 1 of `search_question_first` (small): search the question itself, written as the reasoner's own
+    first turn in the official call format, with no reasoner call; the RAG engine answers it."""
+    question = " ".join(state["question"].split())
+    call = {"function": "search", "parameters": {"query": question}}
+    raw = f"Thought 1: {QUESTION_FIRST_THOUGHT}\nAction 1: {call!r}"
+    return {"pending": {"kind": "search", "thought": QUESTION_FIRST_THOUGHT, "action": repr(call), "query": question,
+                        "argument": question, "raw": raw, "problem": ""}}
 
 
 def engine_answer(ctx: Context, query: str) -> tuple[str, list[Any], dict[str, Any]]:

@@ -188,7 +188,8 @@ def search_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     return {"pending": step}
 
 
-def route_start(state: AgentState, runtime: Any = None) -> str:
+def route_start(state: Any, runtime: Any = None) -> str:
+    """The entry of the ReAct family and ReaRAG (`Any` state: LangGraph would add a typed state's channels)."""
     return "search_question" if context_of(runtime).search_question_first else "reason"
 
 
