@@ -98,7 +98,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
     # the constrained model finishing after one search in 16 of 30 questions (BENCHMARKS.md, issue 13).
     "constrained_actions": False,
-    # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call.
+    # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call. Off: on 30
+    # HotpotQA-hard questions ReNAct F1 49.5 -> 43.5 and ReaRAG 49.4 -> 31.6, though retrieval recall rose (BENCHMARKS.md).
     "search_question_first": False,
 }
 
