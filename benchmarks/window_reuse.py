@@ -1,13 +1,15 @@
 """Prompt tokens the reasoner re-reads under each window policy, replayed from finished ReAct-family runs.
 
-Usage: python benchmarks/window_reuse.py RUN_DIR [--preset paper] [--method react-bm25] [--headroom 0 0.25 0.5]
+Usage: python benchmarks/window_reuse.py RUN_DIR [--headroom 0 0.25 0.5] [--min-steps 10]
 
 For every question of RUN_DIR/results.jsonl, each reasoner prompt of the recorded trajectory is rebuilt with
-`fit_prompt` under each `window_headroom`, formatted with the embedded model's chat template and tokenized
+`fit_prompt` under the run's own options (RUN_DIR/summary.json's config: method, preset, window, token budget)
+and each `window_headroom`, formatted with the embedded model's chat template and tokenized
 with its tokenizer. llama.cpp reuses the KV cache for the longest common prefix of a prompt with the tokens
 it holds (the previous reasoner prompt and its reply), so the tokens it evaluates are the prompt minus that
 prefix. No model call runs: the trajectories stay the recorded ones, and the figure isolates the window
 policy (under another policy the sampled model would have seen other prompts and gone its own way).
+Runs with `reproducible` reuse only whole aligned blocks, which this count does not model: they are refused.
 `measured` is the run's own evaluated count (headroom 0, the policy before `window_headroom`), to check the
 replay against. Only calls of the main loop are counted (no resampled repeats, no synthesis at the cap).
 """
@@ -16,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
+import sys
+from dataclasses import fields, replace
 from pathlib import Path
 
 from hoprag.context import Context
+from hoprag.graphs import method_context
 from hoprag.llm import chat_model, resolve_spec
 from hoprag.nodes.reasoner import fit_prompt
 
@@ -35,15 +39,21 @@ def common_prefix(a: list[int], b: list[int]) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--preset", default="paper")
-    parser.add_argument("--method", default="react-bm25")
     parser.add_argument("--headroom", type=float, nargs="+", default=[0.0, 0.25, 0.5])
     parser.add_argument("--min-steps", type=int, default=10, help="only questions with at least this many steps")
     args = parser.parse_args()
+    summary = args.run_dir / "summary.json"
+    if not summary.is_file() or not (args.run_dir / "results.jsonl").is_file():
+        sys.exit(f"error: {args.run_dir} holds no finished hoprag eval run (summary.json and results.jsonl)")
+    config = json.loads(summary.read_text())["config"]
+    if config.get("reproducible"):
+        sys.exit("error: a --reproducible run reuses the KV cache only in aligned blocks, which this replay does not model")
 
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    base = Context(preset=args.preset).resolved(args.method)
+    known = {f.name for f in fields(Context)} - {"window_headroom"}
+    recorded = {k: v for k, v in config.items() if k in known and not k.endswith("llm") and v is not None}
+    base = method_context(config["method"], Context(**recorded))
     spec = resolve_spec("reasoner", base)
     llama = chat_model(spec, "reasoner", base).client  # type: ignore[attr-defined]
     template = Jinja2ChatFormatter(llama.metadata["tokenizer.chat_template"], eos_token="<|im_end|>", bos_token="")
@@ -69,6 +79,8 @@ def main() -> None:
             held: list[int] = []
             dropped = evaluated = prompt_total = 0
             for number in range(len(trajectory)):
+                if trajectory[number].get("question_first"):  # step 1 of search_question_first: no reasoner call
+                    continue
                 messages, dropped = fit_prompt(row["question"], trajectory[:number], ctx, dropped_before=dropped,
                                                headroom=headroom)
                 prompt = tokens(messages)

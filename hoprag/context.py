@@ -218,7 +218,7 @@ class Context:
         0.25,
         "ReAct family: when the transcript no longer fits the window, the oldest observations are dropped until this "
         "share of the prompt budget is free, and stay dropped, so the next steps append to a kept prefix (KV-cache "
-        "reuse) instead of each dropping one more and re-reading the transcript (0: drop one at a time). Not a method "
+        "reuse) instead of each dropping one more and re-reading the transcript (0 <= share < 1; 0: drop one at a time). Not a method "
         "option: the papers' models never filled their windows.",
     )
     max_retries: int = _describe(2, "Retries of a failing LLM call before the run reports the error.")
@@ -228,6 +228,13 @@ class Context:
         "Serve repeated LLM calls (same model, messages and parameters) from the on-disk response cache; "
         "sampled calls (temperature > 0) are cached only under a fixed seed. `hoprag eval` turns it on.",
     )
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.window_headroom < 1.0:
+            from hoprag.errors import HopragError
+
+            raise HopragError(f"window_headroom is a share of the prompt budget, from 0 up to (not including) 1; "
+                              f"got {self.window_headroom}")
 
     def resolved(self, method: str | None) -> Context:
         """This context with every option it leaves empty taken from its preset for `method`."""

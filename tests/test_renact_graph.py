@@ -172,6 +172,23 @@ def test_search_question_first_searches_the_question_without_a_reasoner_call(met
     assert run_question(method, "Q?", off)["steps"] == 0
 
 
+def test_window_keeps_a_fitting_prompt_when_dropping_more_would_grow_it():
+    from hoprag.nodes.reasoner import fit_prompt
+
+    spec = register_fake("fake:window", ScriptedChatModel(lambda m: "x"))
+    ctx = Context(reasoner_llm=spec, context_window=985, max_tokens=100).resolved("react")
+    step = lambda observation: {"thought": "t", "action": "search[q]", "observation": observation}  # noqa: E731
+    # Dropping the long first observation fits; dropping the one-word second too only adds the marker.
+    trajectory = [step("long " * 200), step("x"), step("newest " * 10)]
+    messages, dropped = fit_prompt("Q?", trajectory, ctx, headroom=0.9)
+    assert dropped == 1 and "newest newest" in str(messages[-1].content) and "[...]" not in str(messages[-1].content)
+
+
+def test_window_headroom_must_be_a_share():
+    with pytest.raises(HopragError, match="window_headroom"):
+        Context(window_headroom=25)
+
+
 def test_empty_question_is_an_error():
     with pytest.raises(HopragError, match="empty"):
         run_question("renact", "  ", make_ctx([]))

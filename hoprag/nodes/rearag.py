@@ -115,7 +115,7 @@ def search_question(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     call = {"function": "search", "parameters": {"query": question}}
     raw = f"Thought 1: {QUESTION_FIRST_THOUGHT}\nAction 1: {call!r}"
     return {"pending": {"kind": "search", "thought": QUESTION_FIRST_THOUGHT, "action": repr(call), "query": question,
-                        "argument": question, "raw": raw, "problem": ""}}
+                        "argument": question, "raw": raw, "problem": "", "question_first": True}}
 
 
 def engine_answer(ctx: Context, query: str) -> tuple[str, list[Any], dict[str, Any]]:

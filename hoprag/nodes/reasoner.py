@@ -74,12 +74,18 @@ def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, ro
     task = instructions(ctx)
     most = max(1, len(trajectory)) - 1  # the most observations that may go
     start = min(max(0, dropped_before), most)
+    fitting: tuple[list[BaseMessage], int] | None = None
     for dropped in range(start, most + 1):
         messages = render_messages(question, trajectory, dropped, task) + tail
         size = _size(spec, role, ctx, messages)
+        if size > budget:
+            continue
         # The kept drops if they fit; else the headroom, or as close to it as the newest observation allows.
-        if size <= budget and (dropped == start or size <= target or dropped == most):
+        if dropped == start or size <= target or dropped == most:
             return messages, dropped
+        fitting = (messages, dropped)
+    if fitting is not None:  # dropping more only grew the prompt (observations shorter than the marker)
+        return fitting
     # Still too long with every older observation dropped: cut the middle of the newest observation,
     # then of the tail (for the synthesis at the cap: the oldest notes), about 4 characters a token.
     head, last = trajectory[:-1], [dict(trajectory[-1])] if trajectory else []
@@ -184,7 +190,8 @@ def search_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     reasoner call; the step is shown to the reasoner as its own first turn."""
     question = " ".join(state["question"].split())
     step = {"thought": QUESTION_FIRST_THOUGHT, "action": f"search[{question}]", "kind": "search", "entity": "",
-            "query": question, "argument": question, "problem": "", "raw": ""}
+            "query": question, "argument": question, "problem": "", "question_first": True,
+            "raw": f"Thought 1: {QUESTION_FIRST_THOUGHT}\nAction 1: search[{question}]"}
     return {"pending": step}
 
 
