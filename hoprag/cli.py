@@ -43,7 +43,7 @@ OPTION_OPTION = typer.Option(None, "--option", help="KEY=VALUE: any runtime-cont
                              "grounded_notes=false to turn one small-preset adaptation off (repeatable).")
 REPRODUCIBLE_OPTION = typer.Option(
     False, "--reproducible", help="Embedded model: every prompt gives the same output whatever ran before it "
-    "(KV cache reused in whole 512-token blocks only; costs some prompt re-processing).")
+    "(KV cache reused in whole 64-token blocks only; costs some prompt re-processing).")
 CHROMA_URL_OPTION = typer.Option(None, "--chroma-url", help="Keep and query indexes in this Chroma server "
                                  "(e.g. http://127.0.0.1:8000, started with `chroma run`) instead of local folders; "
                                  "default: $HOPRAG_CHROMA_URL.")

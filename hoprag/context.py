@@ -182,8 +182,8 @@ class Context:
     reproducible: bool = _describe(
         False,
         "Embedded model: a prompt gives the same output whatever ran before it. The KV cache is reused only in "
-        "whole 512-token blocks evaluated as one batch, since llama.cpp's arithmetic depends on the batch a token "
-        "was evaluated in; costs re-processing up to 511 prompt tokens a call.",
+        "whole 64-token blocks evaluated as one batch, since llama.cpp's arithmetic depends on the batch a token "
+        "was evaluated in; costs re-processing up to 63 prompt tokens a call, and smaller batches.",
     )
     max_tokens: int | None = _describe(None, "Maximum tokens generated per LLM call (preset: 256; ReSP paper 200).")
     concise_answer: bool | None = _describe(
