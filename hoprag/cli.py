@@ -1,4 +1,4 @@
-"""The `hoprag` command line: ask, index, models, serve, eval."""
+"""The `hoprag` command line: ask, index, models, serve, eval, report, diagram, rearag, furepa."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ METHODS_HELP = ("renact | renact-iterative | react | react-bm25 | resp | rag | c
                 "ircot | ircot-notes | flare | flare-notes")
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
 RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages)")
-K_OPTION = typer.Option(None, help="Documents per search (preset: 5).")
-MAX_STEPS_OPTION = typer.Option(None, help="Iteration cap T of ReAct / ReNAct (preset: paper 25, small 6).")
-MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3).")
+K_OPTION = typer.Option(None, help="Documents per search (preset: 5; ReaRAG 3).")
+MAX_STEPS_OPTION = typer.Option(None, help="Step cap: ReAct family T (preset: paper 25, small 6), ReaRAG's bound (15, small 8).")
+MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3) and FuRePA (T, preset: 6).")
 PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
@@ -428,7 +428,7 @@ def furepa_train_scorer(
     limit: int = typer.Option(None, help="The first N questions."),
     iterations: int = typer.Option(2, help="Planning iterations sampled per question (queries of the first and later steps)."),
     epochs: int = typer.Option(2, help="Training epochs."),
-    base: str = typer.Option(None, help="Encoder to start from (default: the packaged all-MiniLM-L6-v2; roberta-large on a GPU)."),
+    base: str = typer.Option(None, help="Encoder to start from (default: the packaged all-MiniLM-L6-v2 on any device; the paper used roberta-large)."),
     device: str = typer.Option("cpu", help="cpu, or cuda with a GPU."),
     preset: str = PRESET_OPTION,
 ) -> None:

@@ -53,14 +53,14 @@ class Context:
         "where the index has dense vectors, else bm25. wikipedia: the live MediaWiki API, whole pages as "
         "Markdown (the NotesWriting papers' setting; needs network; the index is not used).",
     )
-    k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5.")
+    k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5, ReaRAG 3 (FuRePA retrieves one more than its evidence holds, and ignores it).")
     pages: bool | None = _describe(
         None,
         "Group retrieved passages by title into one Markdown page per title. Each method declares what it "
         "reads: NotesWriting and ReAct read pages, ReSP and standard RAG read passages.",
     )
     max_steps: int | None = _describe(
-        None, "Iteration cap T of ReAct / ReNAct: steps before a final answer is forced (paper 25, small 6)."
+        None, "Step cap: ReAct family T, steps before a final answer is forced (paper 25, small 6); ReaRAG's step bound (paper 15, small 8)."
     )
     notes_mode: Literal["parallel", "iterative"] = _describe(
         "parallel",
@@ -98,7 +98,7 @@ class Context:
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}` and a bare parameters object as a call."
     )
     refuse_repeated_queries: bool | None = _describe(
-        None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is not run; its observation says so."
+        None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets (measured in small: the greedy reasoner asked the refused query again)."
     )
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."
@@ -166,7 +166,7 @@ class Context:
         None, "FuRePA: folder of a query scorer trained by `hoprag furepa train-scorer`; empty: the training-free stand-in."
     )
     closed_step_tags: bool | None = _describe(
-        None, "IRCoT / FLARE: close the two unclosed <s> tags of the paper's few-shot examples (small)."
+        None, "IRCoT / FLARE: close the unclosed <s> tags of the paper's few-shot examples (three: 11 <s>, 8 </s>) (small)."
     )
     temperature: float | None = _describe(
         None, "Sampling temperature of every LLM call (paper: the paper's, e.g. 0.7 for ReNAct; small: 0)."
@@ -185,9 +185,9 @@ class Context:
         "whole 64-token blocks evaluated as one batch, since llama.cpp's arithmetic depends on the batch a token "
         "was evaluated in; costs re-processing up to 63 prompt tokens a call, and smaller batches.",
     )
-    max_tokens: int | None = _describe(None, "Maximum tokens generated per LLM call (preset: 256; ReSP paper 200).")
+    max_tokens: int | None = _describe(None, "Maximum tokens generated per LLM call (preset: 256; paper: ReSP 200, ReaRAG 1024).")
     concise_answer: bool | None = _describe(
-        None, "small: shorten a ReAct/ReNAct finish answer of more than 8 words with one generator call."
+        None, "small: shorten a final answer of more than 8 words with one generator call (ReAct family finish, IRCoT / FLARE answers, FuRePA's answer)."
     )
     short_answer_instruction: bool | None = _describe(
         None, "small: tell the reasoner and generator that an answer is only the specific name, date, number or yes/no, never a sentence."
@@ -222,7 +222,10 @@ class Context:
         "option: the papers' models never filled their windows.",
     )
     max_retries: int = _describe(2, "Retries of a failing LLM call before the run reports the error.")
-    max_concurrency: int = _describe(8, "Upper bound on note writers running at once.")
+    max_concurrency: int = _describe(
+        8, "Upper bound on note writers running at once, applied by hoprag ask and eval (it becomes LangGraph's "
+        "max_concurrency); a graph run through Studio, a server or LangChain takes max_concurrency from its run config.",
+    )
     llm_cache: bool = _describe(
         False,
         "Serve repeated LLM calls (same model, messages and parameters) from the on-disk response cache; "
@@ -258,6 +261,11 @@ class Context:
         if unknown:
             raise ValueError(f"unknown context option(s): {', '.join(sorted(unknown))}")
         return replace(self, **{k: v for k, v in options.items() if v is not None})
+
+
+def given(value: Any, default: Any) -> Any:
+    """`value` unless it is None: an option set to 0 means 0 (`value or default` would read it as unset)."""
+    return default if value is None else value
 
 
 def graph_method() -> str | None:

@@ -53,7 +53,7 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "resp_on_repeat": "end",
     # IRCoT / FLARE + notes: keep earlier steps' notes in the prompt, not only the last step's (Eq. 10-11).
     "notes_accumulate": True,
-    # IRCoT / FLARE: close the two unclosed <s> of the paper's few-shot examples.
+    # IRCoT / FLARE: close the unclosed <s> of the paper's few-shot examples (11 <s>, 8 </s>).
     "closed_step_tags": True,
     # ReaRAG: a regenerated step is told why the last one was invalid.
     "rearag_invalid_feedback": True,

@@ -110,6 +110,29 @@ def test_readme_diagrams_are_drawn_from_the_graphs():
     assert update_readme_diagrams(readme) == readme, "run: hoprag diagram --readme README.md"
 
 
+def test_readme_langchain_example_runs(monkeypatch, capsys):
+    """The README's Python example, as written, with a scripted model and an in-memory index in place of
+    the embedded model and hotpot-hard."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "RunnableLambda" in block)
+
+    class Passages:
+        def search(self, query: str, k: int) -> list[Document]:
+            return [Document(id="a", title="Big Stone Gap", text="Big Stone Gap was directed by Adriana Trigiani.")]
+
+    register_retriever("hotpot-hard", Passages())
+    monkeypatch.setenv("HOPRAG_LLM", register_fake("fake:readme", ScriptedChatModel(
+        lambda messages: "Thought: the page says so\nAction: finish[Adriana Trigiani]")))
+    try:
+        exec(compile(example, "README.md", "exec"), {})
+    finally:
+        register_retriever("hotpot-hard", None)
+    assert capsys.readouterr().out.splitlines() == ["Adriana Trigiani", "Adriana Trigiani"]
+
+
 def test_cache_file_can_be_chosen_per_run(tmp_path, monkeypatch):
     model = ScriptedChatModel(lambda messages: f"reply {len(model.prompts)}")
     ctx = Context(llm=register_fake("fake:per-run", model), llm_cache=True)

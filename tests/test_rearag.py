@@ -146,9 +146,10 @@ def test_too_many_invalid_actions_give_no_answer():
     assert result["answer"] == "" and result["finished_by"] == "invalid" and result["invalid_outputs"] == 4
 
 
-@pytest.mark.parametrize(("preset", "outputs"), [("paper", 21), ("small", 6)])
-def test_the_invalid_step_budget_is_20_retries_in_paper_and_5_in_small(preset, outputs):
-    ctx, _, _ = setup(lambda m: "(Alternative Title) (Alternative Title)", preset=preset)
+@pytest.mark.parametrize(("preset", "retries", "outputs"), [("paper", None, 21), ("small", None, 6), ("paper", 0, 1)])
+def test_the_invalid_step_budget_is_20_retries_in_paper_and_5_in_small(preset, retries, outputs):
+    # An explicit 0 means no retry (not the default 20).
+    ctx, _, _ = setup(lambda m: "(Alternative Title) (Alternative Title)", preset=preset, rearag_invalid_retries=retries)
     result = run_question("rearag", "Q?", ctx)
     assert result["finished_by"] == "invalid" and result["invalid_outputs"] == outputs
 

@@ -1,6 +1,7 @@
 """FuRePA: plan (n masked candidate plans) -> the plan assessor (vote, DBSCAN query filter, query scorer)
 -> retrieve one new document -> plan again, until an answer vote or T iterations (then a forced answer).
-A filter that leaves no query raises the temperature and plans again."""
+A filter that leaves no query raises the temperature and plans again; once the raises run out, the answer is
+forced."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The Thought/Action/Observation loop that ReAct, ReAct + BM25 and ReNAct share; they differ only in
-the observation: raw documents (ReAct), the top BM25 segments of the retrieved pages (ReAct + BM25),
-or notes written per document (ReNAct)."""
+"""The Thought/Action/Observation loop that ReAct, ReAct + BM25 and ReNAct share; they differ in the
+observation: raw documents (ReAct), the top BM25 segments of the retrieved pages (ReAct + BM25), or notes
+written per document (ReNAct, whose notes may also end the run: `answer_from_notes`). An optional first
+step searches the question itself (`search_question_first`)."""
 
 from __future__ import annotations
 

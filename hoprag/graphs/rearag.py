@@ -1,5 +1,6 @@
 """ReaRAG: reason (Thought + a search/finish function call, invalid steps regenerated), the RAG engine's
-answer as the observation, a step bound with a forced finish, and the answer model's concise answer."""
+answer as the observation, a step bound with a forced finish, and the concise answer (the official code's
+answer-model prompt, run by the `generator` role); `search_question_first` adds an optional entry step."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """ReaRAG (Lee et al.): Thought / Action / Observation where the action is a function call, `search(query)`
 or `finish(answer)`, and the observation is a RAG engine's answer to the query (top passages, then an
-answer model), not the documents. After `finish` the answer model gives the concise answer."""
+answer model), not the documents. After `finish` the concise answer follows: the official code asks its answer
+model; here the `generator` role runs that prompt, so `--generator-llm` sets it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.graph import END
 from typing_extensions import TypedDict
 
-from hoprag.context import Context, context_of
+from hoprag.context import Context, context_of, given
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
@@ -82,7 +83,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
 def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
-    budget = max(0, (ctx.rearag_invalid_retries or 20) - state.get("invalid_retries", 0))
+    budget = max(0, (given(ctx.rearag_invalid_retries, 20)) - state.get("invalid_retries", 0))
     number = len(trajectory) + 1
     messages = render_messages(state["question"], trajectory)
     spent = 0
@@ -109,7 +110,7 @@ def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 
 
 def search_question(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
-    """Step 1 of `search_question_first` (small): search the question itself, written as the reasoner's own
+    """Step 1 of `search_question_first` (an option, off in both presets): search the question itself, written as the reasoner's own
     first turn in the official call format, with no reasoner call; the RAG engine answers it."""
     question = " ".join(state["question"].split())
     call = {"function": "search", "parameters": {"query": question}}
@@ -165,7 +166,7 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 
 
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
-    """The answer model's concise version of the finish answer (the official prompt)."""
+    """The concise version of the finish answer: the official answer-model prompt, run by the `generator` role."""
     ctx = context_of(runtime)
     if ctx.rearag_concise_long_only and is_short(state["finish_answer"]):
         # small: the official prompt's "For yes, or no answer, only answer it short" turned a short answer such

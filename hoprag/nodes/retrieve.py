@@ -14,9 +14,13 @@ _LOCK = threading.Lock()
 
 
 def register_retriever(name: str, retriever: Any) -> str:
-    """Serve `name` from an object with `search(query, k) -> list[Document]` (tests, custom corpora)."""
+    """Serve `name` from an object with `search(query, k) -> list[Document]` (tests, custom corpora);
+    None serves `name` from its hoprag index again."""
     with _LOCK:
-        _CUSTOM[name] = retriever
+        if retriever is None:
+            _CUSTOM.pop(name, None)
+        else:
+            _CUSTOM[name] = retriever
     return name
 
 
