@@ -319,6 +319,8 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
     use_chroma_server(chroma_url)
     if jobs < 1:
         raise HopragError(f"--jobs must be at least 1, got {jobs}")
+    if not 1 <= port <= 65535:
+        raise HopragError(f"--port must be a TCP port from 1 to 65535, got {port}")
     env = dict(os.environ, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
                ANONYMIZED_TELEMETRY="False", N_JOBS_PER_WORKER=str(jobs))
     config = Path(__file__).resolve().parents[1] / "langgraph.json"
@@ -371,6 +373,13 @@ def eval_cmd(
         raise HopragError(f"--concurrency must be at least 1, got {concurrency}")
     if seeds < 1:
         raise HopragError(f"--seeds must be at least 1, got {seeds}")
+    if limit is not None and limit < 1:
+        raise HopragError(f"--limit must be at least 1, got {limit}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise HopragError(f"--out {out_dir} is a file; give a folder (new, or one of an earlier run to resume)")
+    from hoprag.eval.datasets import load_dataset
+
+    load_dataset(dataset, limit=limit)  # a bad KIND:PATH or file fails here, before an index is built for it
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
@@ -406,9 +415,11 @@ def rearag_build_data(
     seed: int = SEED_OPTION,
 ) -> None:
     """Build F1-filtered Thought/Action chains (ReaRAG Algorithm 1); a rerun resumes."""
+    from hoprag.eval.datasets import load_dataset
     from hoprag.eval.runner import auto_index
     from hoprag.rearag_data import build_data, rejected_path, summary_path
 
+    load_dataset(dataset, limit=limit)  # a bad KIND:PATH or file fails here, before an index is built for it
     ctx = make_context(retriever="auto", k=None, llm=llm, answerer_llm=answerer_llm, preset=preset, seed=seed,
                        llm_cache=False)
     index_name = auto_index(dataset) if index == "auto" else index
@@ -468,6 +479,20 @@ def report(
         console.print(f"wrote {path}")
 
 
+def _usage_error_line(error: Exception) -> str | None:
+    """One line for a command-line usage error (Typer vendors its own click, so match by class name), else None."""
+    classes = {cls.__name__ for cls in type(error).__mro__}
+    if "ClickException" not in classes or not hasattr(error, "format_message"):
+        return None
+    if "UsageError" not in classes:
+        return error.format_message()
+    commands, context = [], getattr(error, "ctx", None)
+    while context is not None and context.parent is not None:  # the root's name is how Python was started
+        commands.insert(0, context.info_name)
+        context = context.parent
+    return f"{error.format_message()} (see: {' '.join(['hoprag', *commands])} --help)"
+
+
 def main() -> None:
     """Entry point: user errors become one red line and exit code 1, never a traceback."""
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -482,11 +507,10 @@ def main() -> None:
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
     except Exception as error:  # click usage errors and anything unexpected
-        import click
-
-        if isinstance(error, click.ClickException):
-            error.show()
-            sys.exit(error.exit_code)
+        line = _usage_error_line(error)
+        if line is not None:
+            console.print(f"[bold red]error:[/] {line}", highlight=False)
+            sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("HOPRAG_DEBUG"):
             raise
         console.print(f"[bold red]error:[/] {type(error).__name__}: {error} (set HOPRAG_DEBUG=1 for a traceback)")

@@ -122,6 +122,25 @@ def test_bad_method_and_options_fail_before_any_work(tmp_path):
     assert not (tmp_path / "r").exists()  # nothing was built or written
 
 
+def test_usage_errors_and_bad_values_are_one_line(tmp_path):
+    dataset = "hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"
+    for result, fragment in [
+        (hoprag("eval"), "Missing option '--method'. (see: hoprag eval --help)"),
+        (hoprag("ask", "Who?", "--k", "abc"), "Invalid value for '--k'"),
+        (hoprag("nosuchcommand"), "No such command 'nosuchcommand'"),
+        (hoprag("serve", "--port", "99999"), "--port must be a TCP port"),
+        (hoprag("report", str(tmp_path / "nowhere")), "is not a folder"),
+        (hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(tmp_path / "r"), "--limit", "0"), "--limit must be at least 1"),
+        (hoprag("eval", "--method", "rag", "--dataset", "foo:x.json", "--out", str(tmp_path / "r")), "unknown dataset kind 'foo'"),
+        (hoprag("eval", "--method", "rag", "--dataset", "x.json", "--out", str(tmp_path / "r")), "must look like KIND:PATH"),
+    ]:
+        assert_one_line_error(result, fragment)
+        assert len((result.stderr + result.stdout).strip().splitlines()) == 1, result.stderr
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    assert_one_line_error(hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(a_file)), "is a file")
+
+
 def test_option_pairs_set_context_options_by_their_types():
     from hoprag.cli import make_context, parse_options
 

@@ -60,6 +60,29 @@ def test_run_resume_and_failures(tmp_path):
     assert config["method"] == "renact" and config["models"]["reasoner"] == "fake:eval"
 
 
+def test_resume_refuses_other_options_and_foreign_records(tmp_path):
+    import pytest
+
+    from hoprag.errors import HopragError
+
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 3)
+    out = tmp_path / "run"
+    run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=2, progress=False)
+    before = (out / "results.jsonl").read_text()
+    with pytest.raises(HopragError, match="other options.*method 'renact' there, 'react' now"):
+        run_eval("react", f"jsonl:{data}", out, make_ctx(), limit=2, progress=False)
+    with pytest.raises(HopragError, match="preset 'paper' there, 'small' now"):
+        run_eval("renact", f"jsonl:{data}", out, make_ctx().with_options(preset="small"), limit=2, progress=False)
+    assert (out / "results.jsonl").read_text() == before  # nothing was mixed in
+    # The same options resume, with more questions and another concurrency.
+    summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=3, concurrency=2, progress=False)
+    assert summary["questions"] == 3
+    (out / "results.jsonl").write_text('{"question": "no id"}\n')
+    with pytest.raises(HopragError, match="line 1 is not a record of hoprag eval"):
+        run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=3, progress=False)
+
+
 def test_concurrency_and_report(tmp_path):
     data = tmp_path / "d.jsonl"
     write_dataset(data, 3)

@@ -23,6 +23,8 @@ def role_tokens(summary: dict[str, Any]) -> str:
 
 def load_run(path: Path) -> dict[str, Any]:
     summary = path / "summary.json"
+    if not path.is_dir():
+        raise HopragError(f"{path} is not a folder; give the --out folder of a hoprag eval run")
     if not summary.is_file():
         raise HopragError(f"{path} has no summary.json; is it an output folder of hoprag eval?")
     return json.loads(summary.read_text())

@@ -43,6 +43,36 @@ def auto_index(dataset: str) -> str:
     return name
 
 
+# Options a resumed run may change: how many questions, how they are scheduled, and the response cache.
+RESUMABLE_CHANGES = {"limit", "concurrency", "max_concurrency", "max_retries", "llm_cache"}
+
+
+def run_options(method: str, dataset: str, ctx: Context) -> dict[str, Any]:
+    """What decides a run's answers: the method, the dataset, every context option and each role's model."""
+    options = {k: v for k, v in dataclasses.asdict(ctx).items() if not k.endswith("llm")}
+    return {"method": method, "dataset": dataset, **options,
+            "models": {role: resolve_spec(role, ctx) for role in METHOD_ROLES}}
+
+
+def _check_resume(out: Path, options: dict[str, Any]) -> None:
+    """Refuse to resume into `out` with other options than the run it holds: its records would be mixed with
+    records of another configuration under one summary. Options the earlier run did not record (added in
+    later versions) are not compared."""
+    summary = out / "summary.json"
+    if not summary.is_file():
+        return
+    try:
+        earlier = json.loads(summary.read_text()).get("config") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return
+    now = json.loads(json.dumps(options, default=str))
+    differ = [k for k, v in now.items() if k in earlier and k not in RESUMABLE_CHANGES and earlier[k] != v]
+    if differ:
+        shown = "; ".join(f"{k} {earlier[k]!r} there, {now[k]!r} now" for k in differ[:3])
+        raise HopragError(f"{out} holds a run with other options ({shown}); rerun with its options to resume it, "
+                          "or give another --out")
+
+
 def _git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
@@ -170,22 +200,26 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     With `judge_spec`, every record gets the LLM judge's decision; records of an earlier run that lack
     one are judged too, so a finished run can be judged later."""
     examples = load_dataset(dataset, limit=limit)
+    ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
+    _check_resume(out, run_options(method, dataset, ctx))
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
     done: dict[str, dict[str, Any]] = {}
     if results_path.exists():
-        for line in results_path.read_text().splitlines():
+        for number, line in enumerate(results_path.read_text().splitlines(), 1):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a kill mid-write: that question runs again
+            if not isinstance(record, dict) or "id" not in record:
+                raise HopragError(f"{results_path} line {number} is not a record of hoprag eval (no id); "
+                                  "move the file away or give another --out")
             done[record["id"]] = record
     # A question that failed (an endpoint that kept failing, a crash) is run again; a finished one is kept.
     todo = [e for e in examples if e.id not in done or done[e.id].get("error")]
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
-    ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
     commit = _git_commit()
     # The evaluation judge reads greedily whatever the method's sampling; it has a role of its own.
     judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec, temperature=0.0) if judge_spec else None
@@ -229,16 +263,14 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         os.replace(partial, results_path)
     records = [done[e.id] for e in examples if e.id in done]
     summary = aggregate(records)
-    options = {k: v for k, v in dataclasses.asdict(ctx).items() if not k.endswith("llm")}
     # The commit that produced the records, not the one that re-aggregated them (records written before
     # commits were kept per record take the earlier summary's).
     earlier = json.loads((out / "summary.json").read_text()).get("config", {}) if (out / "summary.json").is_file() else {}
     fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
     commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
     summary["config"] = {
-        "method": method, "dataset": dataset, "limit": limit, "concurrency": concurrency, **options,
+        "limit": limit, "concurrency": concurrency, **run_options(method, dataset, ctx),
         "preset_options": preset_options(ctx.preset, method),
-        "models": {role: resolve_spec(role, ctx) for role in METHOD_ROLES},
         "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
         "git_commit": commits[0] if len(commits) == 1 else commits,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
