@@ -377,9 +377,6 @@ def eval_cmd(
         raise HopragError(f"--limit must be at least 1, got {limit}")
     if out_dir.exists() and not out_dir.is_dir():
         raise HopragError(f"--out {out_dir} is a file; give a folder (new, or one of an earlier run to resume)")
-    from hoprag.eval.datasets import load_dataset
-
-    load_dataset(dataset, limit=limit)  # a bad KIND:PATH or file fails here, before an index is built for it
     ctx = make_context(retriever=retriever, k=k, max_steps=max_steps, max_iterations=max_iterations, llm=llm,
                        reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
@@ -415,11 +412,9 @@ def rearag_build_data(
     seed: int = SEED_OPTION,
 ) -> None:
     """Build F1-filtered Thought/Action chains (ReaRAG Algorithm 1); a rerun resumes."""
-    from hoprag.eval.datasets import load_dataset
     from hoprag.eval.runner import auto_index
     from hoprag.rearag_data import build_data, rejected_path, summary_path
 
-    load_dataset(dataset, limit=limit)  # a bad KIND:PATH or file fails here, before an index is built for it
     ctx = make_context(retriever="auto", k=None, llm=llm, answerer_llm=answerer_llm, preset=preset, seed=seed,
                        llm_cache=False)
     index_name = auto_index(dataset) if index == "auto" else index

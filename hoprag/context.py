@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
+from hoprag.errors import HopragError
+
 # "judge" is the evaluation judge of `hoprag eval --judge`; no method calls it, so its spec never
 # changes what a method does (ReSP's sufficiency judge is the paper's Reasoner).
 ROLES = ("reasoner", "notes", "summarizer", "generator", "answerer", "judge")
@@ -234,8 +236,6 @@ class Context:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.window_headroom < 1.0:
-            from hoprag.errors import HopragError
-
             raise HopragError(f"window_headroom is a share of the prompt budget, from 0 up to (not including) 1; "
                               f"got {self.window_headroom}")
 

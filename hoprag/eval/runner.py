@@ -34,6 +34,7 @@ def auto_index(dataset: str) -> str:
     """The closed-corpus index of a dataset file, keyed by its content hash; built on first use."""
     from hoprag.retrievers.index import build_index, list_indexes
 
+    load_dataset(dataset)  # a bad KIND:PATH or file fails with its own message, before an index is built for it
     kind, _, path = dataset.partition(":")
     if kind not in CLOSED_CORPUS_KINDS:
         raise HopragError(f"--index auto needs a dataset with paragraphs ({', '.join(CLOSED_CORPUS_KINDS)}); got {kind}")
@@ -54,17 +55,19 @@ def run_options(method: str, dataset: str, ctx: Context) -> dict[str, Any]:
             "models": {role: resolve_spec(role, ctx) for role in METHOD_ROLES}}
 
 
-def _check_resume(out: Path, options: dict[str, Any]) -> None:
+def _earlier_config(out: Path) -> dict[str, Any]:
+    """The config of the run `out` holds (empty when it holds none, or an unreadable summary)."""
+    try:
+        config = json.loads((out / "summary.json").read_text()).get("config")
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _check_resume(out: Path, earlier: dict[str, Any], options: dict[str, Any]) -> None:
     """Refuse to resume into `out` with other options than the run it holds: its records would be mixed with
     records of another configuration under one summary. Options the earlier run did not record (added in
     later versions) are not compared."""
-    summary = out / "summary.json"
-    if not summary.is_file():
-        return
-    try:
-        earlier = json.loads(summary.read_text()).get("config") or {}
-    except (json.JSONDecodeError, AttributeError):
-        return
     now = json.loads(json.dumps(options, default=str))
     differ = [k for k, v in now.items() if k in earlier and k not in RESUMABLE_CHANGES and earlier[k] != v]
     if differ:
@@ -201,7 +204,8 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     one are judged too, so a finished run can be judged later."""
     examples = load_dataset(dataset, limit=limit)
     ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
-    _check_resume(out, run_options(method, dataset, ctx))
+    options, earlier = run_options(method, dataset, ctx), _earlier_config(out)
+    _check_resume(out, earlier, options)
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.jsonl"
     done: dict[str, dict[str, Any]] = {}
@@ -265,11 +269,10 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     summary = aggregate(records)
     # The commit that produced the records, not the one that re-aggregated them (records written before
     # commits were kept per record take the earlier summary's).
-    earlier = json.loads((out / "summary.json").read_text()).get("config", {}) if (out / "summary.json").is_file() else {}
     fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
     commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
     summary["config"] = {
-        "limit": limit, "concurrency": concurrency, **run_options(method, dataset, ctx),
+        "limit": limit, "concurrency": concurrency, **options,
         "preset_options": preset_options(ctx.preset, method),
         "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
         "git_commit": commits[0] if len(commits) == 1 else commits,

@@ -46,9 +46,9 @@ def make_draft(with_notes: bool):
         step, record, message = generate_step(state, ctx, with_notes, logprobs=True)
         tokens = token_probabilities(message)
         lowest = min((p for _, p in tokens), default=1.0)
-        gate = {"retrieve": lowest < (given(ctx.flare_theta, 0.8)), "min_probability": round(lowest, 4),
+        gate = {"retrieve": lowest < given(ctx.flare_theta, 0.8), "min_probability": round(lowest, 4),
                 "masked_query": masked_query(tokens, given(ctx.flare_beta, 0.4)) or state["question"],
-                "low_tokens": [t for t, p in tokens if p < (given(ctx.flare_theta, 0.8))][:12]}
+                "low_tokens": [t for t, p in tokens if p < given(ctx.flare_theta, 0.8)][:12]}
         draft_step = {"sentence": step.sentence, "answer": step.answer, "problem": step.problem,
                       "tokens": len(tokens), **gate}
         # Step 0's retrieval (the question) stays pending: the first kept sentence records it.

@@ -76,7 +76,7 @@ def plan_messages(question: str, evidence: list[dict[str, Any]], first: bool, fo
 
 
 def temperature(ctx: Context, raises: int) -> float:
-    return min(2.0, (ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0) + raises * (given(ctx.furepa_dtp, 0.5)))
+    return min(2.0, given(ctx.furepa_tp0, 1.0) + raises * given(ctx.furepa_dtp, 0.5))
 
 
 def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
@@ -178,12 +178,12 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
             return {"best": {"decision": "answer", "value": only["value"], "analysis": only["analysis"]}}
         query = only["value"] if only["kind"] == "search" else state["question"]
         return {"best": {"decision": "search", "value": query, "analysis": only["analysis"]}}
-    if t > 0 and candidates and len(answers) / len(candidates) >= (given(ctx.furepa_theta, 0.6)):
+    if t > 0 and candidates and len(answers) / len(candidates) >= given(ctx.furepa_theta, 0.6):
         return {"best": {"decision": "answer", "value": majority_answer(answers), "analysis": analysis,
                          "votes": f"{len(answers)}/{len(candidates)}"}}
     kept = filter_queries(queries, state.get("executed") or [], given(ctx.furepa_eps, 2.0))
     if not kept:
-        if state.get("raises", 0) < (given(ctx.furepa_max_raises, 2)):
+        if state.get("raises", 0) < given(ctx.furepa_max_raises, 2):
             return {"best": {"decision": "raise", "filtered_out": queries}, "raises": state.get("raises", 0) + 1}
         return {"best": {"decision": "force", "filtered_out": queries}}
     scores = {q: score_query(ctx, q) for q in kept} if len(kept) > 1 else {kept[0]: None}
@@ -237,7 +237,7 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     """No decision within T iterations (or nothing left to search): the answer is forced from E_t."""
     ctx = context_of(runtime)
     messages = plan_messages(state["question"], state.get("evidence") or [], first=False, force=True)
-    options = ctx.with_options(temperature=ctx.furepa_tp0 if ctx.furepa_tp0 is not None else 1.0)
+    options = ctx.with_options(temperature=given(ctx.furepa_tp0, 1.0))
     text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
                                grammar=ctx.action_grammar(ANSWER_GRAMMAR))
     parsed = parse_furepa_plan(text)

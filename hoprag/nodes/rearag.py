@@ -83,7 +83,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
 def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
-    budget = max(0, (given(ctx.rearag_invalid_retries, 20)) - state.get("invalid_retries", 0))
+    budget = max(0, given(ctx.rearag_invalid_retries, 20) - state.get("invalid_retries", 0))
     number = len(trajectory) + 1
     messages = render_messages(state["question"], trajectory)
     spent = 0
