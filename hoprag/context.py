@@ -128,6 +128,16 @@ class Context:
         "answer the notes hold, that is more than the question's words, ends the run (the reasoner often searches on "
         "with the answer in its notes).",
     )
+    rearag_greedy_answers: bool | None = _describe(
+        None, "ReaRAG, small: the answer model (the RAG engine's answer and the concise answer) decodes greedily with short "
+        "caps (128 and 32 tokens); off (paper) it samples as the official code does (temperature 0.95, top_p 0.7, up to 1024 "
+        "tokens).",
+    )
+    truncated_sampling: bool | None = _describe(
+        None, "Embedded model, small: sampled calls keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05); "
+        "off (paper) they sample the model's whole distribution (top_k 0, min_p 0, top_p 1 unless top_p is set), as the "
+        "papers' APIs do.",
+    )
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."
     )

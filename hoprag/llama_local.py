@@ -284,7 +284,8 @@ class ChatLlamaCpp(BaseChatModel):
                     stop=stop or [],
                     max_tokens=kwargs.get("max_tokens", 256),
                     temperature=kwargs.get("temperature", 0.0),
-                    **({"top_p": kwargs["top_p"]} if "top_p" in kwargs else {}),  # else llama-cpp-python's default
+                    # Each left out keeps llama-cpp-python's default (top_p 0.95, top_k 40, min_p 0.05).
+                    **{name: kwargs[name] for name in ("top_p", "top_k", "min_p") if name in kwargs},
                     seed=LLAMA_DEFAULT_SEED if seed is None else seed,
                     repeat_penalty=1.0,
                     **({"grammar": _grammar(kwargs["grammar"])} if kwargs.get("grammar") else {}),

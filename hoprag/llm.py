@@ -304,6 +304,9 @@ def call_llm(
     sampled = bool(ctx.temperature)
     if ctx.top_p is not None and sampled:
         kwargs["top_p"] = ctx.top_p
+    if sampled and spec.startswith("local:") and ctx.truncated_sampling is False:
+        # The papers sampled through APIs that keep the whole distribution; llama.cpp truncates by default.
+        kwargs.update(top_k=0, min_p=0.0, top_p=kwargs.get("top_p", 1.0))
     if stop:
         kwargs["stop"] = stop
     if logprobs:

@@ -38,6 +38,8 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "ircot_min_sentences": 0,
     "constrained_actions": False,
     "search_question_first": False,
+    "rearag_greedy_answers": False,
+    "truncated_sampling": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -101,6 +103,12 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call. Off: on 30
     # HotpotQA-hard questions ReNAct F1 49.5 -> 43.5 and ReaRAG 49.4 -> 31.6, though retrieval recall rose (BENCHMARKS.md).
     "search_question_first": False,
+    # ReaRAG: the answer model (the RAG engine and the concise answer) decodes greedily with short caps (128 and 32
+    # tokens), as every 'small' run of ReaRAG measured; the official code samples it at 0.95 / top_p 0.7, up to 1024 tokens.
+    "rearag_greedy_answers": True,
+    # Sampled calls of the embedded model keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05), as
+    # every 'small' run measured; 'paper' samples the whole distribution, as the papers' APIs do.
+    "truncated_sampling": True,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -201,6 +209,8 @@ ADAPTATION_METHODS = {
     "ircot_min_sentences": {"ircot", "ircot-notes"},
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
     "search_question_first": _REACT | {"rearag"},
+    "rearag_greedy_answers": {"rearag"},
+    "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},  # the methods whose `small` runs sample
 }
 
 

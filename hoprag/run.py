@@ -64,6 +64,8 @@ def run_question(
         "turns": len(trajectory),
         "repeated_queries": final.get("repeated_queries", 0),
         "dropped_observations": final.get("dropped_observations", 0),
+        # Prompt tokens cut from over-long prompts (ReaRAG keeps a prompt's first and last halves, as its code does).
+        "cut_tokens": sum(c.get("cut_tokens", 0) for c in calls),
         "trajectory": trajectory,
         "usage": summarize_usage(calls),
         "answer_usage": _usage_of(open_calls),

@@ -111,6 +111,39 @@ def test_calls_with_different_seeds_share_one_model_instance(monkeypatch):
     assert len(loaded) == 1
 
 
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_paper_samples_the_embedded_models_whole_distribution(monkeypatch, preset):
+    """llama.cpp truncates sampling by default (top_k 40, top_p 0.95, min_p 0.05); the papers' APIs do not, so
+    `paper` turns the truncation off and `small` keeps it (`truncated_sampling`). Greedy calls send neither."""
+    from hoprag import llm
+
+    sent: list[dict] = []
+
+    class Recording(llm.ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            sent.append(kwargs)
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    class Fake:
+        @classmethod
+        def load(cls, name, **kwargs):
+            return Recording(lambda m: "ok")
+
+    import hoprag.llama_local as llama_local
+
+    monkeypatch.setattr(llama_local, "ChatLlamaCpp", Fake)
+    monkeypatch.setattr(llm, "_MODELS", {})
+    ctx = Context(llm="local:qwen2.5-coder-1.5b", preset=preset, max_tokens=4, llm_cache=False).resolved("renact")
+    llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.7))
+    llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.7, top_p=0.85))
+    llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.0))
+    truncation = [{k: kwargs[k] for k in ("top_k", "min_p", "top_p") if k in kwargs} for kwargs in sent]
+    if preset == "paper":
+        assert truncation == [{"top_k": 0, "min_p": 0.0, "top_p": 1.0}, {"top_k": 0, "min_p": 0.0, "top_p": 0.85}, {}]
+    else:
+        assert truncation == [{}, {"top_p": 0.85}, {}]
+
+
 def test_sampled_calls_draw_with_a_seed_of_their_own(openai_stub):
     """One fixed seed on every call replays the same draws at each step; a sampled call's seed is derived from
     the run's seed and its prompt instead."""

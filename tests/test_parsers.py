@@ -8,7 +8,8 @@ import string
 
 import pytest
 
-from hoprag.nodes.parsing import parse_note, parse_plan, parse_react, parse_yes_no
+from hoprag.nodes.generate import first_line
+from hoprag.nodes.parsing import parse_furepa_plan, parse_note, parse_plan, parse_react, parse_yes_no
 
 # ---------------------------------------------------------------- note verdicts
 
@@ -75,6 +76,19 @@ def test_yes_no_verdicts():
     assert not parse_yes_no("No.").yes and not parse_yes_no("No.").problem
     assert not parse_yes_no("Yesterday").yes and parse_yes_no("Yesterday").problem
     assert parse_yes_no("I cannot tell").problem
+
+
+def test_a_furepa_plan_is_its_tags_line():
+    """"Lines only start with [Analysis] or [Answer] or [Search]": what follows the tag's line is not the answer."""
+    plan = parse_furepa_plan("[Analysis] The stadium\nis in Jhansi.\n[Answer] Jhansi, India\nBecause the stadium is there.")
+    assert (plan.kind, plan.value, plan.analysis) == ("answer", "Jhansi, India", "The stadium is in Jhansi.")
+    assert parse_furepa_plan("[Analysis] x\n[Search]\n  Who built it?  \nmore").value == "Who built it?"
+
+
+def test_first_line_skips_a_label_alone_on_its_line():
+    assert first_line("Answer:\nCharlie Murphy") == "Charlie Murphy"
+    assert first_line("Final answer: 1974.\nBecause ...") == "1974"
+    assert first_line("  \n") == ""
 
 
 def test_plans_lose_their_label():

@@ -364,7 +364,8 @@ def test_an_openai_endpoint_gets_no_grammar(openai_stub):
 
 @pytest.mark.parametrize("preset", ["paper", "small"])
 def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
-    """The official code samples the reasoner at temperature 1.0 with top_p 0.85; the answer model is greedy."""
+    """The official code samples the reasoner at temperature 1.0 with top_p 0.85 and the answer model at 0.95 with
+    top_p 0.7 (`small`: greedy answers, `rearag_greedy_answers`)."""
     register_retriever("rearag-stub-index", Passages())
     result = run_question("rearag", "Which band released Counterparts?",
                           Context(llm="openai:stub-model", index="rearag-stub-index", preset=preset))
@@ -373,4 +374,23 @@ def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
     reasoner = {(t, p) for prompt, t, p in sampling if prompt.startswith("Your task is to solve")}
     others = {(t, p) for prompt, t, p in sampling if not prompt.startswith("Your task is to solve")}
     assert reasoner == ({(1.0, 0.85)} if preset == "paper" else {(0.0, None)})
-    assert others == {(0.0, None)}
+    assert others == ({(0.95, 0.7)} if preset == "paper" else {(0.0, None)})
+
+
+def test_an_over_long_chain_keeps_its_first_and_last_halves():
+    """The official agent cuts the middle of a prompt over its budget (window - max_tokens - 2), so a long chain
+    still runs: the system prompt and the question stay, and so does the newest step; nothing overflows."""
+    replies = iter([*(search(n, f"query {n}") for n in range(1, 7)), finish(7, "Done")])
+    observation = " ".join(f"fact{i}" for i in range(250))  # ~1,700 characters, ~570 tokens on the estimate
+    ctx, _, models = setup(lambda m: next(replies), answerer=lambda m: observation, context_window=3000,
+                           max_tokens=1024, max_steps=10)
+    result = run_question("rearag", "Which one?", ctx)
+    assert result["finished_by"] == "finish" and result["steps"] == 6
+    budget = 3000 - 1024 - 2
+    prompts = models["reasoner"].prompts
+    assert "[...]" not in prompts[1]  # a prompt that fits is sent whole
+    last = prompts[-1]
+    assert last.startswith("Your task is to solve") and "Which one?" in last
+    assert "Observation 6: fact0" in last and " [...] " in last and "Observation 3:" not in last
+    assert all(len(prompt) // 3 < budget for prompt in prompts)  # the fake models' token estimate
+    assert result["cut_tokens"] > 0

@@ -60,6 +60,12 @@ def test_cap_reached_after_three_iterations():
     assert "[Local pathway]\nQ: Sub one? A: local" in models["generator"].prompts[0]
 
 
+def test_a_plan_label_alone_on_its_line_keeps_the_sub_question_below_it():
+    ctx, retriever, _ = setup(["No", "No"], ["[You Thought]:\nWho directed Big Stone Gap?"], max_iterations=2)
+    run_question("resp", "Who?", ctx)
+    assert retriever.queries == ["Who?", "Who directed Big Stone Gap?"]
+
+
 def test_repeated_sub_question_is_not_retrieved_again_in_small():
     ctx, retriever, _ = setup(["No", "No", "No"], ["Sub one?", "sub ONE"], max_iterations=5, preset="small")
     result = run_question("resp", "Who?", ctx)

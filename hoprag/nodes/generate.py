@@ -22,13 +22,21 @@ from hoprag.state import AgentState
 CONCISE_WORDS = 8
 
 
+ANSWER_LABELS = ("Answer:", "Short answer:", "Final answer:")
+
+
 def first_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    answer = lines[0] if lines else ""
-    for prefix in ("Answer:", "Short answer:", "Final answer:"):
-        if answer.lower().startswith(prefix.lower()):
-            answer = answer[len(prefix):].strip()
-    return answer.strip().strip('"').rstrip(".")
+    """The first line of a reply that holds an answer, without an "Answer:" label (a label alone on its
+    line, as in "Answer:\nCharlie Murphy", is skipped)."""
+    for line in text.strip().splitlines():
+        answer = line.strip()
+        for prefix in ANSWER_LABELS:
+            if answer.lower().startswith(prefix.lower()):
+                answer = answer[len(prefix):].strip()
+        answer = answer.strip().strip('"').rstrip(".")
+        if answer:
+            return answer
+    return ""
 
 
 def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:

@@ -284,10 +284,14 @@ def parse_furepa_plan(text: str) -> Plan:
     analysis = ""
     for index, tag in enumerate(tags):
         end = tags[index + 1].start() if index + 1 < len(tags) else len(text)
-        body = " ".join(text[tag.end():end].split())
+        raw = text[tag.end():end]
         kind = tag.group(1).lower()
         if kind == "analysis":
-            analysis = body
-        elif body:
-            return Plan(kind, body.splitlines()[0] if "\n" in body else body, analysis)
+            analysis = " ".join(raw.split())  # a reasoning may run over several lines
+            continue
+        # "Lines only start with [Analysis] or [Answer] or [Search]" (the paper's system prompt): a
+        # query or an answer is its tag's line; what follows on later lines is not part of it.
+        line = next((" ".join(ln.split()) for ln in raw.splitlines() if ln.strip()), "")
+        if line:
+            return Plan(kind, line, analysis)
     return Plan("invalid", analysis=analysis, problem="no [Search] or [Answer] line")

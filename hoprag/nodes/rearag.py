@@ -13,10 +13,10 @@ from langgraph.graph import END
 from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
-from hoprag.nodes.reasoner import QUESTION_FIRST_THOUGHT, resample_repeats
+from hoprag.nodes.reasoner import MESSAGE_OVERHEAD, QUESTION_FIRST_THOUGHT, resample_repeats
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.react import CONCISE as SHARED_CONCISE
 from hoprag.prompts.react import REPEATED_QUERY
@@ -54,6 +54,62 @@ def render_messages(question: str, trajectory: list[dict[str, Any]], system: str
     return messages
 
 
+CUT = " [...] "
+WINDOW_MARGIN = 2  # the official budget: 8192 - 2 - max_tokens (src/infer.py, model_max_length)
+
+
+def _cut(text: str, tokens: int, keep: int, spec: str, role: str, ctx: Context, from_end: bool) -> str:
+    """`text` (`tokens` long) cut to at most `keep` tokens, keeping its start (or its end)."""
+    if keep <= 0:
+        return ""
+    chars = int(len(text) * keep / max(tokens, 1))
+    while chars > 0:
+        part = text[len(text) - chars:] if from_end else text[:chars]
+        if count_tokens(spec, role, ctx, part) <= keep:
+            return part
+        chars = int(chars * 0.9)
+    return ""
+
+
+def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: str, max_tokens: int,
+                               ) -> tuple[list[BaseMessage], int]:
+    """The official agent's fit for a prompt over its budget (the window less the output tokens): keep the first
+    and the last half of the budget and cut the middle (src/utils.py, `truncate`). The official code cuts the
+    chat-templated token sequence; here the cut keeps message boundaries: messages wholly in the middle go and
+    the two at the cut lose their middle side. Returns the messages and the tokens cut (0 when they fit)."""
+    spec = resolve_spec(role, ctx)
+    sizes = [count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in messages]
+    budget = context_window(spec, ctx) - max_tokens - WINDOW_MARGIN
+    if sum(sizes) <= budget:
+        return messages, 0
+    half = budget // 2 - MESSAGE_OVERHEAD  # room for the marker where the middle was
+    head: list[BaseMessage] = []
+    used = 0
+    for message, size in zip(messages, sizes, strict=True):
+        if used + size > half:
+            content = _cut(str(message.content), size - MESSAGE_OVERHEAD, half - used - MESSAGE_OVERHEAD, spec, role,
+                           ctx, from_end=False)
+            if content:
+                head.append(message.model_copy(update={"content": content + CUT}))
+            break
+        head.append(message)
+        used += size
+    tail: list[BaseMessage] = []
+    used = 0
+    for message, size in zip(reversed(messages), reversed(sizes), strict=True):
+        if used + size > half:
+            content = _cut(str(message.content), size - MESSAGE_OVERHEAD, half - used - MESSAGE_OVERHEAD, spec, role,
+                           ctx, from_end=True)
+            if content:
+                tail.insert(0, message.model_copy(update={"content": CUT + content}))
+            break
+        tail.insert(0, message)
+        used += size
+    fitted = head + tail
+    kept = sum(count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in fitted)
+    return fitted, max(0, sum(sizes) - kept)
+
+
 def first_step(text: str) -> str:
     """The turn up to its first action's object: a model that writes several steps keeps the first."""
     cut = text.find("\nThought", text.find("Action"))
@@ -69,9 +125,10 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     for attempt in range(budget + 1):
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
-        text, record, _ = call_llm(role, attempt_messages, options, stop=STOP, grammar=grammar)
+        fitted, cut = keep_first_and_last_halves(attempt_messages, ctx, role, ctx.max_tokens or 1024)
+        text, record, _ = call_llm(role, fitted, options, stop=STOP, grammar=grammar)
         call = parse_rearag_action(first_step(text), lenient=bool(ctx.rearag_lenient_actions))
-        records.append(record.parsed(call.invalid, call.problem))
+        records.append({**record.parsed(call.invalid, call.problem), **({"cut_tokens": cut} if cut else {})})
         if not call.invalid:
             return call, first_step(text), records, attempt
         if ctx.rearag_invalid_feedback:  # small: the retry sees what was wrong (then the turn is rolled back)
@@ -119,14 +176,27 @@ def search_question(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
                         "argument": question, "raw": raw, "problem": "", "question_first": True}}
 
 
+# The official code's answer model (src/infer.py): one generation config for the RAG engine and the concise answer.
+ANSWER_SAMPLING = {"temperature": 0.95, "top_p": 0.7}
+ANSWER_TOKENS = 1024
+GREEDY_ENGINE_TOKENS, GREEDY_CONCISE_TOKENS = 128, 32  # `rearag_greedy_answers` (small)
+
+
+def answer_model(ctx: Context, greedy_tokens: int) -> tuple[Context, int]:
+    """The answer model's options and output cap: greedy and short (small), or the official sampling."""
+    if ctx.rearag_greedy_answers:
+        return ctx.with_options(temperature=0.0), greedy_tokens
+    return ctx.with_options(**ANSWER_SAMPLING), ANSWER_TOKENS
+
+
 def engine_answer(ctx: Context, query: str) -> tuple[str, list[Any], dict[str, Any]]:
-    """The RAG engine: the top-k passages for the query joined by blank lines, answered by the answer
-    model (greedy). Returns the answer, the passages and the usage record."""
+    """The RAG engine: the top-k passages for the query, each as the official corpus writes it (title line, then text),
+    joined by blank lines and answered by the answer model. Returns the answer, the passages and the usage record."""
     documents = search(ctx, query)
-    context = "\n\n".join(d.text for d in documents)
+    context = "\n\n".join(f"{d.title}\n{d.text}" if d.title else d.text for d in documents)
     template = RAG_ENGINE_STRICT if ctx.rearag_engine_prompt == "strict" else RAG_ENGINE
-    text, record, _ = call_llm("answerer", template.format(context=context, query=query),
-                               ctx.with_options(temperature=0.0), max_tokens=128)
+    options, max_tokens = answer_model(ctx, GREEDY_ENGINE_TOKENS)
+    text, record, _ = call_llm("answerer", template.format(context=context, query=query), options, max_tokens=max_tokens)
     return " ".join(text.split()) or "No answer.", documents, record.to_dict()
 
 
@@ -156,13 +226,14 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
     messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
+    messages, cut = keep_first_and_last_halves(messages, ctx, "reasoner", ctx.max_tokens or 1024)
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP, grammar=grammar)
     call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
                                lenient=bool(ctx.rearag_lenient_actions))
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
     return {"finish_answer": answer, "finished_by": state.get("finished_by") or "cap",
-            "calls": [record.parsed(call.function != "finish", call.problem)]}
+            "calls": [{**record.parsed(call.function != "finish", call.problem), **({"cut_tokens": cut} if cut else {})}]}
 
 
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
@@ -174,7 +245,8 @@ def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
         return {"answer": state["finish_answer"], "finished_by": state.get("finished_by") or "finish"}
     prompt = SHARED_CONCISE.format(question=state["question"], answer=state["finish_answer"]) if ctx.rearag_shared_concise \
         else CONCISE.format(question=state["question"], reference_ans=state["finish_answer"])
-    text, record, _ = call_llm("generator", prompt, ctx.with_options(temperature=0.0), max_tokens=32)
+    options, max_tokens = answer_model(ctx, GREEDY_CONCISE_TOKENS)
+    text, record, _ = call_llm("generator", prompt, options, max_tokens=max_tokens)
     return {"answer": first_line(text) or state["finish_answer"], "finished_by": state.get("finished_by") or "finish",
             "calls": [record.to_dict()]}
 

@@ -115,7 +115,7 @@ def plan(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
         options = ctx if attempt == 0 else ctx.with_options(
             temperature=max(ctx.temperature or 0.0, REPLAN_TEMPERATURE), seed=(ctx.seed or 0) + attempt)
         text, record, _ = call_llm("reasoner", prompt, options, max_tokens=64)
-        sub_question, problem = parse_plan(first_line(text) if text.strip() else text)
+        sub_question, problem = parse_plan(text)  # the first line with a question, past a label-only line
         calls.append(record.parsed(bool(problem), problem))
         repeated = not sub_question or normalize_query(sub_question) in asked
         if not repeated:
@@ -133,7 +133,7 @@ def route_after_plan(state: ReSPState, runtime: Any = None) -> str:
 
 def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
-    text, record, _ = call_llm("generator", GENERATE.format(memory=combined_memory(state), question=state["question"]),
-                               ctx, max_tokens=48)
+    # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
+    text, record, _ = call_llm("generator", GENERATE.format(memory=combined_memory(state), question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")
     return {"answer": first_line(text), "finished_by": finished_by, "calls": [record.to_dict()]}
