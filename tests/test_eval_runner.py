@@ -60,7 +60,7 @@ def test_run_resume_and_failures(tmp_path):
     assert config["method"] == "renact" and config["models"]["reasoner"] == "fake:eval"
 
 
-def test_resume_refuses_other_options_and_foreign_records(tmp_path):
+def test_resume_refuses_other_options_and_foreign_records(tmp_path, monkeypatch):
     import pytest
 
     from hoprag.errors import HopragError
@@ -78,6 +78,13 @@ def test_resume_refuses_other_options_and_foreign_records(tmp_path):
     # The same options resume, with more questions and another concurrency.
     summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=3, concurrency=2, progress=False)
     assert summary["questions"] == 3
+    # The same file by another path (relative, from its folder) is the same dataset; another file is not.
+    monkeypatch.chdir(tmp_path)
+    assert run_eval("renact", "jsonl:d.jsonl", out, make_ctx(), limit=3, progress=False)["questions"] == 3
+    other = tmp_path / "other.jsonl"
+    write_dataset(other, 4)
+    with pytest.raises(HopragError, match="dataset_identity"):
+        run_eval("renact", f"jsonl:{other}", out, make_ctx(), limit=3, progress=False)
     (out / "results.jsonl").write_text('{"question": "no id"}\n')
     with pytest.raises(HopragError, match="line 1 is not a record of hoprag eval"):
         run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=3, progress=False)

@@ -48,10 +48,18 @@ def auto_index(dataset: str) -> str:
 RESUMABLE_CHANGES = {"limit", "concurrency", "max_concurrency", "max_retries", "llm_cache"}
 
 
+def dataset_identity(dataset: str) -> str:
+    """The dataset as a resumed run compares it: its kind, its content hash and its filter, so that a relative and an
+    absolute path to the same file (or a copy of it) are the same dataset."""
+    kind, _, location = dataset.partition(":")
+    path, sep, filter_text = location.partition("#")
+    return f"{kind.strip().lower()}:{dataset_file_hash(Path(path).expanduser())}{sep}{filter_text.strip()}"
+
+
 def run_options(method: str, dataset: str, ctx: Context) -> dict[str, Any]:
     """What decides a run's answers: the method, the dataset, every context option and each role's model."""
     options = {k: v for k, v in dataclasses.asdict(ctx).items() if not k.endswith("llm")}
-    return {"method": method, "dataset": dataset, **options,
+    return {"method": method, "dataset": dataset, "dataset_identity": dataset_identity(dataset), **options,
             "models": {role: resolve_spec(role, ctx) for role in METHOD_ROLES}}
 
 
@@ -69,7 +77,10 @@ def _check_resume(out: Path, earlier: dict[str, Any], options: dict[str, Any]) -
     records of another configuration under one summary. Options the earlier run did not record (added in
     later versions) are not compared."""
     now = json.loads(json.dumps(options, default=str))
-    differ = [k for k, v in now.items() if k in earlier and k not in RESUMABLE_CHANGES and earlier[k] != v]
+    # Where both runs recorded the dataset's identity (kind, content, filter), the path it was given by may differ.
+    path_free = {"dataset"} if "dataset_identity" in earlier else set()
+    differ = [k for k, v in now.items()
+              if k in earlier and k not in RESUMABLE_CHANGES | path_free and earlier[k] != v]
     if differ:
         shown = "; ".join(f"{k} {earlier[k]!r} there, {now[k]!r} now" for k in differ[:3])
         raise HopragError(f"{out} holds a run with other options ({shown}); rerun with its options to resume it, "
