@@ -99,3 +99,12 @@ def test_concurrency_and_report(tmp_path):
     assert "| a | renact |" in text and "| b | react |" in text and "(+0.0)" in text
     paths = plots([tmp_path / "a", tmp_path / "b"], tmp_path / "plots")
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_progress_off_a_terminal_is_a_line_per_question(tmp_path, capsys):
+    """In a log file (CI, nohup) rich draws its bar only at the end; an hours-long run prints a line as it goes."""
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 2)
+    run_eval("renact", f"jsonl:{data}", tmp_path / "run", make_ctx(), progress=True)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("renact ") and "elapsed" in line]
+    assert [line.split(" elapsed")[0] for line in lines] == ["renact 1/2", "renact 2/2"]
