@@ -108,3 +108,39 @@ def test_progress_off_a_terminal_is_a_line_per_question(tmp_path, capsys):
     run_eval("renact", f"jsonl:{data}", tmp_path / "run", make_ctx(), progress=True)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("renact ") and "elapsed" in line]
     assert [line.split(" elapsed")[0] for line in lines] == ["renact 1/2", "renact 2/2"]
+
+
+def test_a_killed_run_keeps_its_options_and_a_partial_summary(tmp_path):
+    """summary.json is written before the first question and after each one: a run killed midway refuses a resume
+    with other options (it used to have no summary, so nothing was compared) and `hoprag report` reads it."""
+    import pytest
+
+    from hoprag.errors import HopragError
+
+    data = tmp_path / "d.jsonl"
+    write_dataset(data, 3)
+    out = tmp_path / "run"
+    register_retriever("eval-index", Static())
+
+    class Killed(BaseException):  # like a kill, not an error the runner records: the run stops here
+        pass
+
+    kill = [True]
+
+    def killed_at_question_2(messages):
+        if kill[0] and "Question 2?" in "\n".join(str(m.content) for m in messages):
+            raise Killed
+        return "YES#alpha" if "Extract relevant" in str(messages[-1].content) else reasoner(messages)
+
+    ctx = Context(llm=register_fake("fake:killed", ScriptedChatModel(killed_at_question_2)), index="eval-index",
+                  max_retries=0)
+    with pytest.raises(Killed):
+        run_eval("renact", f"jsonl:{data}", out, ctx, progress=False)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partial"] is True and summary["questions"] == 2 and summary["config"]["finished"] is None
+    assert "(partial)" in table([out])
+    with pytest.raises(HopragError, match="preset 'paper' there, 'small' now"):
+        run_eval("renact", f"jsonl:{data}", out, ctx.with_options(preset="small"), progress=False)
+    kill[0] = False  # the same command again resumes and finishes
+    finished = run_eval("renact", f"jsonl:{data}", out, ctx, progress=False)
+    assert finished["questions"] == 3 and "partial" not in finished and finished["config"]["finished"]

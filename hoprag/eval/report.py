@@ -50,7 +50,8 @@ def table(runs: list[Path], baseline: int = 0) -> str:
         config = s.get("config", {})
         dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
         seeds = f", {len(config['seeds'])} seeds" if config.get("seeds") else ""
-        lines.append(f"| {path.name} | {config.get('method')} | {config.get('preset', '')}{seeds} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
+        name = f"{path.name} (partial)" if s.get("partial") else path.name  # a run still going, or killed
+        lines.append(f"| {name} | {config.get('method')} | {config.get('preset', '')}{seeds} | {dataset} | {s.get('questions')} | " + " | ".join(cells) + f" | {role_tokens(s)} |")
     return "\n".join(lines)
 
 

@@ -242,6 +242,32 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                  if judge_ctx else None)
     lock = threading.Lock()
 
+    def write_summary(finished: bool) -> dict[str, Any]:
+        """summary.json of the records so far. Written before the first question and after each one, so a killed run
+        keeps its options (a resume with others is refused) and `hoprag report` reads it (`partial`: true)."""
+        records = [done[e.id] for e in examples if e.id in done]
+        summary = aggregate(records)
+        # The commit that produced the records, not the one that re-aggregated them (records written before
+        # commits were kept per record take the earlier summary's).
+        fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
+        commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
+        summary["config"] = {
+            "limit": limit, "concurrency": concurrency, **options,
+            "preset_options": preset_options(ctx.preset, method),
+            "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
+            "git_commit": commits[0] if len(commits) == 1 else commits,
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S") if finished else None,
+        }
+        if not finished:
+            summary["partial"] = True
+        partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves the last summary whole
+        partial.write_text(json.dumps(summary, indent=2, default=str))
+        os.replace(partial, out / "summary.json")
+        return summary
+
+    if todo:
+        write_summary(finished=False)
+
     def run_one(example: Example) -> dict[str, Any]:
         record = evaluate_one(method, example, ctx, commit)
         if judge_one:
@@ -267,6 +293,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                     sink.write(json.dumps(record, default=str) + "\n")
                     sink.flush()
                     done[record["id"]] = record
+                    write_summary(finished=False)
                 bar.advance(task)
     unjudged = [r for r in done.values() if "judge" not in r["metrics"]] if judge_one else []
     if unjudged and judge_one:
@@ -276,21 +303,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         partial = results_path.with_suffix(".jsonl.tmp")
         partial.write_text("".join(json.dumps(r, default=str) + "\n" for r in done.values()))
         os.replace(partial, results_path)
-    records = [done[e.id] for e in examples if e.id in done]
-    summary = aggregate(records)
-    # The commit that produced the records, not the one that re-aggregated them (records written before
-    # commits were kept per record take the earlier summary's).
-    fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
-    commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
-    summary["config"] = {
-        "limit": limit, "concurrency": concurrency, **options,
-        "preset_options": preset_options(ctx.preset, method),
-        "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
-        "git_commit": commits[0] if len(commits) == 1 else commits,
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    return summary
+    return write_summary(finished=True)
 
 
 SPREAD_METRICS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "finish_rate", "invalid_output_rate",
