@@ -131,12 +131,12 @@ class Context:
     rearag_greedy_answers: bool | None = _describe(
         None, "ReaRAG, small: the answer model (the RAG engine's answer and the concise answer) decodes greedily with short "
         "caps (128 and 32 tokens); off (paper) it samples as the official code does (temperature 0.95, top_p 0.7, up to 1024 "
-        "tokens).",
+        "tokens). The answer model follows this option alone: temperature, top_p and max_tokens set the reasoner.",
     )
     truncated_sampling: bool | None = _describe(
-        None, "Embedded model, small: sampled calls keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05); "
-        "off (paper) they sample the model's whole distribution (top_k 0, min_p 0, top_p 1 unless top_p is set), as the "
-        "papers' APIs do.",
+        None, "Embedded model and llama.cpp server, small: sampled calls keep llama.cpp's default truncation (top_k 40, "
+        "top_p 0.95, min_p 0.05); off (paper) they sample the model's whole distribution (top_k 0, min_p 0, top_p 1 unless "
+        "top_p is set), as the papers' APIs do.",
     )
     rearag_concise_long_only: bool | None = _describe(
         None, "ReaRAG, small: run the concise-answer call only for finish answers of more than 8 words."

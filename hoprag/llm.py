@@ -304,8 +304,10 @@ def call_llm(
     sampled = bool(ctx.temperature)
     if ctx.top_p is not None and sampled:
         kwargs["top_p"] = ctx.top_p
-    if sampled and spec.startswith("local:") and ctx.truncated_sampling is False:
-        # The papers sampled through APIs that keep the whole distribution; llama.cpp truncates by default.
+    # The papers sampled through APIs that keep the whole distribution; llama.cpp (embedded or its server) truncates
+    # to top_k 40 / min_p 0.05 by default. Unset is off, as for every adaptation: `small` turns it on.
+    untruncated = sampled and spec.startswith(("local:", "local-server:")) and not ctx.truncated_sampling
+    if untruncated:
         kwargs.update(top_k=0, min_p=0.0, top_p=kwargs.get("top_p", 1.0))
     if stop:
         kwargs["stop"] = stop
@@ -336,7 +338,8 @@ def call_llm(
         # ChatOpenAI sends max_completion_tokens, which llama_cpp.server ignores: it would then generate
         # until the context is full. Send the llama.cpp names directly.
         kwargs["extra_body"] = {"max_tokens": kwargs["max_tokens"], "repeat_penalty": 1.0,
-                                **({"grammar": grammar} if grammar else {})}
+                                **({"grammar": grammar} if grammar else {}),
+                                **({"top_k": kwargs.pop("top_k"), "min_p": kwargs.pop("min_p")} if untruncated else {})}
     if spec.startswith("fake:"):
         kwargs = {**({"stop": stop} if stop else {}), **({"grammar": grammar} if grammar else {})}
     attempts = max(1, ctx.max_retries + 1)

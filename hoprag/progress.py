@@ -27,7 +27,7 @@ class LoggedProgress(Progress):
         self._logged: dict[TaskID, float] = {}
 
     def _log(self, task_id: TaskID) -> None:
-        if self.disable or self.console.is_terminal:
+        if self.disable or self.console.is_terminal or self.console.is_jupyter:  # those draw the live bar
             return
         task = self._tasks[task_id]
         now = time.monotonic()

@@ -64,8 +64,10 @@ def run_question(
         "turns": len(trajectory),
         "repeated_queries": final.get("repeated_queries", 0),
         "dropped_observations": final.get("dropped_observations", 0),
-        # Prompt tokens cut from over-long prompts (ReaRAG keeps a prompt's first and last halves, as its code does).
-        "cut_tokens": sum(c.get("cut_tokens", 0) for c in calls),
+        # Over-long prompts whose middle was cut (ReaRAG keeps a prompt's first and last halves, as its code does):
+        # how many calls, and the most tokens cut from one (each later step cuts the same middle again).
+        "cut_calls": sum(1 for c in calls if c.get("cut_tokens")),
+        "cut_tokens": max((c.get("cut_tokens", 0) for c in calls), default=0),
         "trajectory": trajectory,
         "usage": summarize_usage(calls),
         "answer_usage": _usage_of(open_calls),

@@ -78,6 +78,16 @@ def test_resume_refuses_other_options_and_foreign_records(tmp_path, monkeypatch)
     # The same options resume, with more questions and another concurrency.
     summary = run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=3, concurrency=2, progress=False)
     assert summary["questions"] == 3
+    # A run recorded before `truncated_sampling` existed sampled truncated: `paper` (untruncated now) may not resume it.
+    summary_path = out / "summary.json"
+    recorded = json.loads(summary_path.read_text())
+    del recorded["config"]["truncated_sampling"]
+    summary_path.write_text(json.dumps(recorded))
+    with pytest.raises(HopragError, match="truncated_sampling True there, False now"):
+        run_eval("renact", f"jsonl:{data}", out, make_ctx(), limit=2, progress=False)
+    run_eval("renact", f"jsonl:{data}", out, make_ctx().with_options(truncated_sampling=True), limit=2, progress=False)
+    recorded["config"]["truncated_sampling"] = False  # back to the paper run, for what follows
+    summary_path.write_text(json.dumps(recorded))
     # The same file by another path (relative, from its folder) is the same dataset; another file is not.
     monkeypatch.chdir(tmp_path)
     assert run_eval("renact", "jsonl:d.jsonl", out, make_ctx(), limit=3, progress=False)["questions"] == 3
@@ -101,8 +111,10 @@ def test_concurrency_and_report(tmp_path):
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
-def test_progress_off_a_terminal_is_a_line_per_question(tmp_path, capsys):
+def test_progress_off_a_terminal_is_a_line_per_question(tmp_path, capsys, monkeypatch):
     """In a log file (CI, nohup) rich draws its bar only at the end; an hours-long run prints a line as it goes."""
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):  # they make rich treat any output as a terminal
+        monkeypatch.delenv(name, raising=False)
     data = tmp_path / "d.jsonl"
     write_dataset(data, 2)
     run_eval("renact", f"jsonl:{data}", tmp_path / "run", make_ctx(), progress=True)

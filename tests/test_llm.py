@@ -111,37 +111,65 @@ def test_calls_with_different_seeds_share_one_model_instance(monkeypatch):
     assert len(loaded) == 1
 
 
+class _StubLlama:
+    """llama_cpp.Llama's surface that ChatLlamaCpp uses, recording what each completion was asked with."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.block_aligned, self.token_logprobs, self.prompt_start = False, None, 0
+
+    def create_chat_completion(self, **kwargs):
+        self.sent.append(kwargs)
+        return {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
 @pytest.mark.parametrize("preset", ["paper", "small"])
 def test_paper_samples_the_embedded_models_whole_distribution(monkeypatch, preset):
     """llama.cpp truncates sampling by default (top_k 40, top_p 0.95, min_p 0.05); the papers' APIs do not, so
-    `paper` turns the truncation off and `small` keeps it (`truncated_sampling`). Greedy calls send neither."""
+    `paper` turns the truncation off and `small` keeps it (`truncated_sampling`). Greedy calls send neither. The
+    embedded runtime itself (ChatLlamaCpp) passes them on to llama.cpp."""
     from hoprag import llm
+    from hoprag.llama_local import ChatLlamaCpp
 
-    sent: list[dict] = []
+    stub = _StubLlama()
 
-    class Recording(llm.ScriptedChatModel):
-        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-            sent.append(kwargs)
-            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+    class Runtime:
+        llama = stub
 
-    class Fake:
-        @classmethod
-        def load(cls, name, **kwargs):
-            return Recording(lambda m: "ok")
+        def activate(self, role):
+            pass
 
-    import hoprag.llama_local as llama_local
-
-    monkeypatch.setattr(llama_local, "ChatLlamaCpp", Fake)
+    monkeypatch.setattr(ChatLlamaCpp, "load", classmethod(
+        lambda cls, name, **kwargs: cls(runtime=Runtime(), role=kwargs["role"], model_path=name, seed=None)))
     monkeypatch.setattr(llm, "_MODELS", {})
     ctx = Context(llm="local:qwen2.5-coder-1.5b", preset=preset, max_tokens=4, llm_cache=False).resolved("renact")
     llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.7))
     llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.7, top_p=0.85))
     llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.0))
-    truncation = [{k: kwargs[k] for k in ("top_k", "min_p", "top_p") if k in kwargs} for kwargs in sent]
+    truncation = [{k: kwargs[k] for k in ("top_k", "min_p", "top_p") if k in kwargs} for kwargs in stub.sent]
     if preset == "paper":
         assert truncation == [{"top_k": 0, "min_p": 0.0, "top_p": 1.0}, {"top_k": 0, "min_p": 0.0, "top_p": 0.85}, {}]
     else:
         assert truncation == [{}, {"top_p": 0.85}, {}]
+
+
+@pytest.mark.parametrize("preset", ["paper", "small"])
+def test_paper_samples_a_llama_cpp_servers_whole_distribution(openai_stub, monkeypatch, preset):
+    """llama_cpp.server truncates as the embedded runtime does; `paper` sends top_k 0 and min_p 0 in the body."""
+    from langchain_openai import ChatOpenAI
+
+    import hoprag.llama_local as llama_local
+    from hoprag import llm
+
+    monkeypatch.setattr(llama_local, "local_server_model", lambda name, **kwargs: ChatOpenAI(
+        model=name, api_key="test", base_url=f"http://127.0.0.1:{openai_stub.server_port}/v1", max_retries=0))
+    monkeypatch.setattr(llm, "_MODELS", {})
+    ctx = Context(llm="local-server:qwen2.5-coder-1.5b", preset=preset, max_tokens=4, llm_cache=False).resolved("renact")
+    llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.7))
+    llm.call_llm("reasoner", "hi", ctx.with_options(temperature=0.0))
+    sent = [{k: body[k] for k in ("top_k", "min_p") if k in body} for body in openai_stub.bodies]
+    assert sent == ([{"top_k": 0, "min_p": 0.0}, {}] if preset == "paper" else [{}, {}])
 
 
 def test_sampled_calls_draw_with_a_seed_of_their_own(openai_stub):

@@ -375,6 +375,15 @@ def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
     others = {(t, p) for prompt, t, p in sampling if not prompt.startswith("Your task is to solve")}
     assert reasoner == ({(1.0, 0.85)} if preset == "paper" else {(0.0, None)})
     assert others == ({(0.95, 0.7)} if preset == "paper" else {(0.0, None)})
+    # Output caps: the official 1024 for the engine and the concise answer; `small` 128 (and 32, but it keeps the
+    # short finish answer "Rush" without the concise call).
+    caps = {b["messages"][0]["content"][:20]: b.get("max_completion_tokens", b.get("max_tokens"))
+            for b in openai_stub.bodies}
+    engine, concise = caps["If the Question is c"], caps.get("The Reference Answer")
+    assert (engine, concise) == ((1024, 1024) if preset == "paper" else (128, None))
+    # The engine reads each passage as the official corpus writes it: its title line, then its text.
+    engine_prompt = next(p for p in openai_stub.prompts if p.startswith("If the Question is comparison type"))
+    assert "T0\nPassage 0 about" in engine_prompt
 
 
 def test_an_over_long_chain_keeps_its_first_and_last_halves():
@@ -393,4 +402,26 @@ def test_an_over_long_chain_keeps_its_first_and_last_halves():
     assert last.startswith("Your task is to solve") and "Which one?" in last
     assert "Observation 6: fact0" in last and " [...] " in last and "Observation 3:" not in last
     assert all(len(prompt) // 3 < budget for prompt in prompts)  # the fake models' token estimate
-    assert result["cut_tokens"] > 0
+    assert result["cut_calls"] >= 1 and result["cut_tokens"] > 0
+
+
+def test_the_window_fit_keeps_one_message_whole_in_shape_and_refuses_a_window_too_small():
+    """A message across both cuts keeps its start and end as one message; a budget with no room raises the
+    overflow error (the question's error) instead of sending an empty prompt."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from hoprag.errors import ContextOverflowError
+    from hoprag.nodes.rearag import keep_first_and_last_halves
+
+    ctx, _, _ = setup(["unused"], context_window=1200, max_tokens=200)
+    messages = [SystemMessage("sys"), HumanMessage("start " + "middle " * 2000 + "end")]
+    fitted, cut = keep_first_and_last_halves(messages, ctx.resolved("rearag"), "reasoner", 200)
+    assert [m.type for m in fitted] == ["system", "human"] and cut > 0
+    assert fitted[1].content.startswith("start middle") and fitted[1].content.endswith("middle end")
+    assert fitted[1].content.count("[...]") == 1
+    with pytest.raises(ContextOverflowError, match="lower max_tokens"):
+        keep_first_and_last_halves(messages, ctx.resolved("rearag"), "reasoner", 1190)
+    # A model with a longer window still gets the official budget, 8192 - 2 - max_tokens.
+    wide = setup(["unused"], context_window=32768)[0].resolved("rearag")
+    fitted, _ = keep_first_and_last_halves([SystemMessage("sys"), HumanMessage("word " * 40000)], wide, "reasoner", 200)
+    assert sum(len(str(m.content)) // 3 + 1 for m in fitted) <= 8192 - 2 - 200

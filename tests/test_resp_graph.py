@@ -79,3 +79,22 @@ def test_per_role_models_are_used():
     assert set(result["usage"]) == {"summarizer", "reasoner", "generator"}
     assert all(m.prompts for m in models.values())
     assert models["reasoner"].prompts[0].startswith("Judging based solely")
+
+
+def test_the_generator_writes_up_to_the_presets_output_cap(monkeypatch):
+    """ReSP §4.2: "the maximum output length is set to 200" (`paper`); the generator had a fixed 48."""
+    import hoprag.nodes.resp as resp
+
+    caps: list[int] = []
+    real = resp.call_llm
+
+    def recording(role, prompt, ctx, **kwargs):
+        if role == "generator":
+            caps.append(kwargs.get("max_tokens") or ctx.max_tokens)
+        return real(role, prompt, ctx, **kwargs)
+
+    monkeypatch.setattr(resp, "call_llm", recording)
+    for preset, cap in (("paper", 200), ("small", 256)):
+        ctx, _, _ = setup(["Yes"], [], preset=preset)
+        run_question("resp", "Who?", ctx)
+        assert caps.pop() == cap, preset

@@ -72,10 +72,17 @@ def _earlier_config(out: Path) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
+# Options added after runs were first recorded, with the behaviour an earlier run that lacks them had (both
+# `paper` behaviours changed when they were added). Other unrecorded options kept their behaviour when unset.
+BEFORE_RECORDED = {"truncated_sampling": True, "rearag_greedy_answers": True}
+
+
 def _check_resume(out: Path, earlier: dict[str, Any], options: dict[str, Any]) -> None:
     """Refuse to resume into `out` with other options than the run it holds: its records would be mixed with
     records of another configuration under one summary. Options the earlier run did not record (added in
-    later versions) are not compared."""
+    later versions) are compared with the behaviour it had (`BEFORE_RECORDED`), or not at all."""
+    if earlier:
+        earlier = {**{k: v for k, v in BEFORE_RECORDED.items() if k not in earlier}, **earlier}
     now = json.loads(json.dumps(options, default=str))
     # Where both runs recorded the dataset's identity (kind, content, filter), the path it was given by may differ.
     path_free = {"dataset"} if "dataset_identity" in earlier else set()
@@ -116,8 +123,9 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") 
     # Peak resident memory of the process so far (the model, indexes, caches): a run's peak is its records' max.
     record["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     record.update(prediction=result["answer"], metrics=metrics, error=None, **{
-        k: result[k] for k in ("steps", "turns", "repeated_queries", "llm_calls", "parsed_outputs", "invalid_outputs",
-                               "usage", "answer_usage", "seconds", "finished_by", "trajectory")
+        k: result[k] for k in ("steps", "turns", "repeated_queries", "dropped_observations", "cut_calls", "cut_tokens",
+                               "llm_calls", "parsed_outputs", "invalid_outputs", "usage", "answer_usage", "seconds",
+                               "finished_by", "trajectory")
     })
     return record
 
@@ -176,6 +184,8 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
              if isinstance(s.get("gate"), dict) and s["gate"].get("draft")]
     if gates:
         summary["flare_retrieval_rate"] = round(100 * sum(gates) / len(gates), 2)
+    # Questions whose prompts outgrew the window: the ReAct family drops old observations, ReaRAG cuts the middle.
+    summary["window_fitted_questions"] = sum(1 for r in records if r.get("dropped_observations") or r.get("cut_calls"))
     if any("judge" in r for r in records):
         summary["judge_unreadable"] = sum(1 for r in records if (r.get("judge") or {}).get("unreadable"))
     # Calls served by the response cache cost no model time: seconds compare only where these do.

@@ -13,6 +13,7 @@ from langgraph.graph import END
 from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
+from hoprag.errors import ContextOverflowError
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
@@ -55,7 +56,9 @@ def render_messages(question: str, trajectory: list[dict[str, Any]], system: str
 
 
 CUT = " [...] "
-WINDOW_MARGIN = 2  # the official budget: 8192 - 2 - max_tokens (src/infer.py, model_max_length)
+# The official agent's prompt budget: model_max_length = 8192 - 2 - max_tokens (src/infer.py), whatever the model's
+# window; a smaller window (a local model's n_ctx, `context_window`) lowers it.
+OFFICIAL_WINDOW, WINDOW_MARGIN = 8192, 2
 
 
 def _cut(text: str, tokens: int, keep: int, spec: str, role: str, ctx: Context, from_end: bool) -> str:
@@ -73,39 +76,44 @@ def _cut(text: str, tokens: int, keep: int, spec: str, role: str, ctx: Context, 
 
 def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: str, max_tokens: int,
                                ) -> tuple[list[BaseMessage], int]:
-    """The official agent's fit for a prompt over its budget (the window less the output tokens): keep the first
-    and the last half of the budget and cut the middle (src/utils.py, `truncate`). The official code cuts the
-    chat-templated token sequence; here the cut keeps message boundaries: messages wholly in the middle go and
-    the two at the cut lose their middle side. Returns the messages and the tokens cut (0 when they fit)."""
+    """The official agent's fit for a prompt over its budget: keep the first and the last half of the budget and cut
+    the middle (src/utils.py, `truncate`). The official code cuts the chat-templated token sequence; here the cut keeps
+    message boundaries: messages wholly in the middle go, the two at the cut lose their middle side (one message
+    across both cuts keeps its start and end), and `[...]` marks the cut. Returns the messages and the prompt tokens
+    cut (0 when they fit)."""
     spec = resolve_spec(role, ctx)
     sizes = [count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in messages]
-    budget = context_window(spec, ctx) - max_tokens - WINDOW_MARGIN
+    budget = min(context_window(spec, ctx), OFFICIAL_WINDOW) - max_tokens - WINDOW_MARGIN
     if sum(sizes) <= budget:
         return messages, 0
     half = budget // 2 - MESSAGE_OVERHEAD  # room for the marker where the middle was
-    head: list[BaseMessage] = []
-    used = 0
-    for message, size in zip(messages, sizes, strict=True):
-        if used + size > half:
-            content = _cut(str(message.content), size - MESSAGE_OVERHEAD, half - used - MESSAGE_OVERHEAD, spec, role,
-                           ctx, from_end=False)
-            if content:
-                head.append(message.model_copy(update={"content": content + CUT}))
-            break
-        head.append(message)
-        used += size
-    tail: list[BaseMessage] = []
-    used = 0
-    for message, size in zip(reversed(messages), reversed(sizes), strict=True):
-        if used + size > half:
-            content = _cut(str(message.content), size - MESSAGE_OVERHEAD, half - used - MESSAGE_OVERHEAD, spec, role,
-                           ctx, from_end=True)
-            if content:
-                tail.insert(0, message.model_copy(update={"content": CUT + content}))
-            break
-        tail.insert(0, message)
-        used += size
-    fitted = head + tail
+    if half <= MESSAGE_OVERHEAD:
+        raise ContextOverflowError(f"the {role} prompt has {sum(sizes)} tokens and {budget} fit beside {max_tokens} "
+                                   "output tokens; raise the model's window or lower max_tokens")
+
+    def keep_end(indices: list[int], from_end: bool) -> tuple[int, str]:
+        """How many whole messages fit in `half` walking from one end, and the part of the next one that does."""
+        used = 0
+        for count, index in enumerate(indices):
+            if used + sizes[index] > half:
+                room = half - used - MESSAGE_OVERHEAD
+                return count, _cut(str(messages[index].content), sizes[index] - MESSAGE_OVERHEAD, room, spec, role,
+                                   ctx, from_end)
+            used += sizes[index]
+        return len(indices), ""
+
+    whole_head, head_part = keep_end(list(range(len(messages))), from_end=False)
+    whole_tail, tail_part = keep_end(list(range(len(messages) - 1, -1, -1)), from_end=True)
+    head, tail = list(messages[:whole_head]), list(messages[len(messages) - whole_tail:])
+    first_cut, last_cut = whole_head, len(messages) - 1 - whole_tail  # the messages each side cuts into
+    if first_cut == last_cut:  # one message holds both cuts: its start and its end, one message
+        middle = [messages[first_cut].model_copy(update={"content": head_part + CUT + tail_part})]
+    else:
+        middle = [messages[first_cut].model_copy(update={"content": head_part + CUT})] if head_part else []
+        middle += [messages[last_cut].model_copy(update={"content": CUT + tail_part})] if tail_part else []
+        if not middle and head:  # both cuts fell on message boundaries: still mark where the middle was
+            head[-1] = head[-1].model_copy(update={"content": str(head[-1].content) + CUT})
+    fitted = head + middle + tail
     kept = sum(count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in fitted)
     return fitted, max(0, sum(sizes) - kept)
 
