@@ -381,9 +381,9 @@ def test_paper_samples_the_reasoner_at_the_official_top_p(openai_stub, preset):
             for b in openai_stub.bodies}
     engine, concise = caps["If the Question is c"], caps.get("The Reference Answer")
     assert (engine, concise) == ((1024, 1024) if preset == "paper" else (128, None))
-    # The engine reads each passage as the official corpus writes it: its title line, then its text.
+    # The engine reads each passage as the official corpus writes it: its quoted title line, then its text.
     engine_prompt = next(p for p in openai_stub.prompts if p.startswith("If the Question is comparison type"))
-    assert "T0\nPassage 0 about" in engine_prompt
+    assert '"T0"\nPassage 0 about' in engine_prompt
 
 
 def test_an_over_long_chain_keeps_its_first_and_last_halves():

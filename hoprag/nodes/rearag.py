@@ -198,10 +198,11 @@ def answer_model(ctx: Context, greedy_tokens: int) -> tuple[Context, int]:
 
 
 def engine_answer(ctx: Context, query: str) -> tuple[str, list[Any], dict[str, Any]]:
-    """The RAG engine: the top-k passages for the query, each as the official corpus writes it (title line, then text),
-    joined by blank lines and answered by the answer model. Returns the answer, the passages and the usage record."""
+    """The RAG engine: the top-k passages for the query, each as the official corpus (FlashRAG's wiki-18) writes its
+    `contents`, a quoted title line and then the text, joined by blank lines and answered by the answer model.
+    Returns the answer, the passages and the usage record."""
     documents = search(ctx, query)
-    context = "\n\n".join(f"{d.title}\n{d.text}" if d.title else d.text for d in documents)
+    context = "\n\n".join(f'"{d.title}"\n{d.text}' if d.title else d.text for d in documents)
     template = RAG_ENGINE_STRICT if ctx.rearag_engine_prompt == "strict" else RAG_ENGINE
     options, max_tokens = answer_model(ctx, GREEDY_ENGINE_TOKENS)
     text, record, _ = call_llm("answerer", template.format(context=context, query=query), options, max_tokens=max_tokens)
