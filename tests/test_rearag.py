@@ -425,3 +425,23 @@ def test_the_window_fit_keeps_one_message_whole_in_shape_and_refuses_a_window_to
     wide = setup(["unused"], context_window=32768)[0].resolved("rearag")
     fitted, _ = keep_first_and_last_halves([SystemMessage("sys"), HumanMessage("word " * 40000)], wide, "reasoner", 200)
     assert sum(len(str(m.content)) // 3 + 1 for m in fitted) <= 8192 - 2 - 200
+
+
+@pytest.mark.slow
+def test_the_window_fit_holds_under_the_embedded_models_chat_template():
+    """With the real tokenizer and chat template, a cut chain's prompt fits beside its output tokens, and a
+    `paper` call samples the whole distribution (top_k 0, min_p 0) without error."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from hoprag.llm import call_llm
+    from hoprag.nodes.rearag import keep_first_and_last_halves
+    from hoprag.prompts.rearag import REARAG_SYSTEM
+
+    ctx = Context(preset="paper", context_window=2048, llm_cache=False).resolved("rearag")
+    messages = [SystemMessage(REARAG_SYSTEM), HumanMessage("Which one?")]
+    for n in range(1, 9):
+        messages += [AIMessage(search(n, f"query {n}")), HumanMessage(f"Observation {n}: " + "A long answer. " * 60)]
+    fitted, cut = keep_first_and_last_halves(messages, ctx, "reasoner", 256)
+    assert cut > 0 and fitted[0].content == REARAG_SYSTEM and fitted[-1].content.startswith("Observation 8:")
+    text, record, _ = call_llm("reasoner", fitted, ctx.with_options(max_tokens=8))
+    assert record.input_tokens <= 2048 - 256 and record.output_tokens >= 1
