@@ -54,3 +54,33 @@ def test_a_single_run_is_read_as_it_is(tmp_path: Path) -> None:
     cells = [c.strip() for c in _preset_table().row(run).split("|")[1:-1]]
 
     assert cells[1] == "paper" and cells[4:6] == ["50", "40"] and cells[11] == "10"
+
+
+def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
+    """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
+    a run's committed partial results (<partial>/<commit>/<run>.results.jsonl) are in place to resume."""
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+
+    root = SCRIPT.parents[1]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    if not (root / ".venv" / "bin" / "python").exists() or shutil.which("git") is None or head.returncode:
+        pytest.skip("needs the README's .venv and a git checkout")
+    commit = head.stdout.strip()
+    partial = tmp_path / "partial"
+    (partial / commit).mkdir(parents=True)
+    (partial / commit / "hotpot-x-paper.results.jsonl").write_text('{"id": "q1"}\n')
+    frozen = tmp_path / "frozen"
+    script = str(root / "benchmarks" / "frozen_run.sh")
+    env = {**os.environ, "HOPRAG_PARTIAL_DIR": str(partial)}
+    done = subprocess.run(["bash", script, commit, str(frozen), "bash", "-c",
+                           '$HOPRAG --help >/dev/null && echo "$HOPRAG" && cat runs/presets/hotpot-x-paper/results.jsonl'],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(frozen / ".frozen-bin" / "hoprag"), '{"id": "q1"}']
+    assert (frozen / "hoprag" / "cli.py").is_file()
+    bad = subprocess.run(["bash", script, "no-such-commit", str(tmp_path / "b"), "true"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown commit 'no-such-commit'" in bad.stderr
