@@ -139,6 +139,8 @@ def label_query(query: str, paragraphs: list[dict[str, Any]]) -> ScorerExample |
     order, _ = model.retrieve(query_tokens, k=len(texts), show_progress=False)
     ranked = [paragraphs[int(i)] for i in order[0]]
     labels, target = rank_labels([bool(p.get("is_supporting")) for p in ranked])
+    if not target:  # no gold paragraph: all-negative labels while Eq. 9's MSE term asks 1/sum(s_j) to reach 0
+        return None
     return ScorerExample("", query, [f"{p['title']}: {p['text']}" for p in ranked], labels, target)
 
 

@@ -136,6 +136,60 @@ def test_only_new_documents_are_added_and_the_answer_is_forced_at_t():
     assert result["answer"] == "Rush" and result["finished_by"] == "cap" and result["trajectory"][-1]["forced"]
 
 
+def test_a_forced_reply_that_searches_is_no_answer():
+    """At T the reply must answer; a query in its place is not taken as the answer (it once was, tags stripped)."""
+    def reasoner(messages):
+        prompt = last_user(messages)
+        if prompt.endswith("one [Answer] line."):
+            return "[Analysis] not yet.\n[Search] Neil Peart drummer"
+        return "[Search] Rush band" if prompt.startswith("To solve") else "[Analysis] a\n[Search] Rush Canadian rock"
+
+    ctx, _, _ = setup(reasoner, max_iterations=2, furepa_plan_assessor=False)
+    result = run_question("furepa", "Which band?", ctx)
+    assert result["finished_by"] == "cap" and result["answer"] == ""
+
+
+def test_the_step_records_the_reasoning_of_the_chosen_plan():
+    replies = iter(["[Analysis] search reasoning.\n[Search] Neil Peart", "[Analysis] answer reasoning.\n[Answer] Rush",
+                    "[Analysis] again.\n[Answer] Rush", "[Answer] Rush", "[Analysis] other.\n[Answer] Toronto"])
+
+    def reasoner(messages):
+        return "[Search] Rush band" if last_user(messages).startswith("To solve") else next(replies)
+
+    ctx, _, _ = setup(reasoner)
+    result = run_question("furepa", "Which band?", ctx)
+    assert result["answer"] == "Rush" and result["trajectory"][-1]["thought"] == "answer reasoning."
+
+
+def test_candidates_to_an_endpoint_are_drawn_concurrently_in_order(monkeypatch):
+    """The paper asks one call for n choices; an endpoint gets the n calls at once (the embedded model one by one)."""
+    import threading
+    import time
+
+    import hoprag.nodes.furepa as furepa
+    from hoprag.llm import LLMCall
+
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def endpoint(role, messages, options, **kwargs):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        first = last_user(messages).startswith("To solve")
+        text = f"[Search] query {options.seed % 100}" if first else "[Analysis] x\n[Answer] Rush"
+        return text, LLMCall(role, "openai:m", 1, 1, 0.05), None
+
+    monkeypatch.setattr(furepa, "call_llm", endpoint)
+    register_retriever("furepa-index", Corpus())
+    ctx = Context(index="furepa-index", llm="openai:m", max_concurrency=3).resolved("furepa")
+    update = furepa.plan({"question": "Which band?"}, runtime=type("R", (), {"context": ctx})())
+    assert [c["value"] for c in update["candidates"]] == [f"query {i}" for i in range(5)]
+    assert peak[0] == 3  # max_concurrency bounds them
+
+
 def test_without_the_plan_assessor_one_sample_decides():
     ctx, _, model = setup(lambda m: "[Search] Rush" if last_user(m).startswith("To solve") else "[Answer] Rush")
     result = run_question("furepa-no-pa", "Which band?", ctx)
@@ -148,6 +202,10 @@ def test_without_the_plan_assessor_one_sample_decides():
 def test_labels_positive_up_to_the_first_gold_document():
     assert rank_labels([False, False, True, False, True]) == ([1.0, 1.0, 1.0, 0.0, 0.0], pytest.approx(1 / 3))
     assert rank_labels([False, False]) == ([0.0, 0.0], 0.0)
+    from hoprag.furepa_scorer import label_query
+
+    paragraphs = [{"title": "A", "text": "alpha beta", "is_supporting": False}, {"title": "B", "text": "beta", "is_supporting": False}]
+    assert label_query("beta", paragraphs) is None  # no gold paragraph: no training example (Eq. 9 has no target)
     assert predicted_score([0.9, 0.2, 0.7]) == 0.5 and predicted_score([0.1, 0.3]) == 0.0
 
 

@@ -16,6 +16,7 @@ import math
 import operator
 import re
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -23,7 +24,7 @@ from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.eval.metrics import normalize_answer
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, resolve_spec
 from hoprag.nodes.parsing import Plan, normalize_query, parse_furepa_plan
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.furepa import (
@@ -80,17 +81,29 @@ def temperature(ctx: Context, raises: int) -> float:
 
 
 def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
-    """n candidate plans (n calls with their own seeds: the backends here return one choice a call)."""
+    """n candidate plans, n calls with their own seeds (the paper asks one call for n choices; the embedded model
+    returns one a call). Calls to an endpoint (`openai:`, `local-server:`) run concurrently, up to max_concurrency;
+    the embedded model runs one call at a time anyway, so its candidates are drawn in order."""
     ctx = context_of(runtime)
     t, raises = state.get("iteration", 0), state.get("raises", 0)
     messages = plan_messages(state["question"], state.get("evidence") or [], first=t == 0)
     n = (ctx.furepa_n or 5) if ctx.furepa_plan_assessor else 1
     grammar = ctx.action_grammar(FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR)
-    candidates, calls = [], []
-    for i in range(n):
+
+    def draw(i: int) -> tuple[str, Any]:
         options = ctx.with_options(temperature=temperature(ctx, raises), seed=(ctx.seed or 0) + 1000 * t + 100 * raises + i)
         text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
                                    grammar=grammar)
+        return text, record
+
+    workers = min(n, ctx.max_concurrency or n) if resolve_spec("reasoner", ctx).startswith(("openai:", "local-server:")) else 1
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            drawn = list(pool.map(draw, range(n)))  # in candidate order, whatever order they finish in
+    else:
+        drawn = [draw(i) for i in range(n)]
+    candidates, calls = [], []
+    for text, record in drawn:
         parsed = parse_furepa_plan(text)
         if t == 0 and parsed.kind == "answer":  # the first iteration can only search (no evidence yet)
             parsed = Plan("invalid", analysis=parsed.analysis, problem="an answer at the first iteration")
@@ -171,7 +184,12 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     t, candidates = state.get("iteration", 0), state.get("candidates") or []
     answers = [c["value"] for c in candidates if c["kind"] == "answer"]
     queries = [c["value"] for c in candidates if c["kind"] == "search"]
-    analysis = next((c["analysis"] for c in candidates if c["analysis"]), "")
+
+    def analysis_of(kind: str, value: str) -> str:
+        """The reasoning of the plan the assessor chose (the first with that answer or query)."""
+        same = [c["analysis"] for c in candidates if c["kind"] == kind and normalize_answer(c["value"]) == normalize_answer(value)]
+        return next((a for a in same if a), "")
+
     if not ctx.furepa_plan_assessor:  # w/o PA: the one sample decides
         only = candidates[0]
         if only["kind"] == "answer":
@@ -179,7 +197,8 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
         query = only["value"] if only["kind"] == "search" else state["question"]
         return {"best": {"decision": "search", "value": query, "analysis": only["analysis"]}}
     if t > 0 and candidates and len(answers) / len(candidates) >= given(ctx.furepa_theta, 0.6):
-        return {"best": {"decision": "answer", "value": majority_answer(answers), "analysis": analysis,
+        chosen = majority_answer(answers)
+        return {"best": {"decision": "answer", "value": chosen, "analysis": analysis_of("answer", chosen),
                          "votes": f"{len(answers)}/{len(candidates)}"}}
     kept = filter_queries(queries, state.get("executed") or [], given(ctx.furepa_eps, 2.0))
     if not kept:
@@ -188,7 +207,7 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
         return {"best": {"decision": "force", "filtered_out": queries}}
     scores = {q: score_query(ctx, q) for q in kept} if len(kept) > 1 else {kept[0]: None}
     best = max(kept, key=lambda q: scores[q] or 0.0)
-    return {"best": {"decision": "search", "value": best, "analysis": analysis, "scores": scores,
+    return {"best": {"decision": "search", "value": best, "analysis": analysis_of("search", best), "scores": scores,
                      "filtered_out": [q for q in queries if q not in kept]}}
 
 
@@ -242,8 +261,14 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
                                grammar=ctx.action_grammar(ANSWER_GRAMMAR))
     parsed = parse_furepa_plan(text)
     answers = [c["value"] for c in state.get("candidates") or [] if c["kind"] == "answer"]
-    value = parsed.value if parsed.kind == "answer" else (majority_answer(answers) if answers else
-                                                           re.sub(r"\[\w+\]", "", text).strip().split("\n")[-1])
+    if parsed.kind == "answer":
+        value = parsed.value
+    elif answers:  # the answer plans of the last round
+        value = majority_answer(answers)
+    elif parsed.kind == "search":  # a query is no answer
+        value = ""
+    else:  # no tags at all: the reply's last line may still be an answer
+        value = re.sub(r"\[\w+\]", "", text).strip().split("\n")[-1].strip()
     step = {"kind": "answer", "thought": parsed.analysis, "action": f"answer[{value}]", "forced": True}
     return {"answer": value, "finished_by": "cap", "trajectory": [step],
             "calls": [record.parsed(parsed.kind != "answer", parsed.problem or ("" if parsed.kind == "answer" else "no [Answer]"))]}
