@@ -74,15 +74,20 @@ def _cut(text: str, tokens: int, keep: int, spec: str, role: str, ctx: Context, 
     return ""
 
 
-def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: str, max_tokens: int,
+def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: str, max_tokens: int | None = None,
                                ) -> tuple[list[BaseMessage], int]:
     """The official agent's fit for a prompt over its budget: keep the first and the last half of the budget and cut
     the middle (src/utils.py, `truncate`). The official code cuts the chat-templated token sequence; here the cut keeps
     message boundaries: messages wholly in the middle go, the two at the cut lose their middle side (one message
     across both cuts keeps its start and end), and `[...]` marks the cut. Returns the messages and the prompt tokens
-    cut (0 when they fit)."""
+    cut (0 when they fit). `max_tokens` defaults to the run's."""
+    max_tokens = given(max_tokens, given(ctx.max_tokens, 1024))
     spec = resolve_spec(role, ctx)
-    sizes = [count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in messages]
+
+    def size(message: BaseMessage) -> int:
+        return count_tokens(spec, role, ctx, str(message.content)) + MESSAGE_OVERHEAD
+
+    sizes = [size(m) for m in messages]
     budget = min(context_window(spec, ctx), OFFICIAL_WINDOW) - max_tokens - WINDOW_MARGIN
     if sum(sizes) <= budget:
         return messages, 0
@@ -105,6 +110,8 @@ def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: 
     whole_head, head_part = keep_end(list(range(len(messages))), from_end=False)
     whole_tail, tail_part = keep_end(list(range(len(messages) - 1, -1, -1)), from_end=True)
     head, tail = list(messages[:whole_head]), list(messages[len(messages) - whole_tail:])
+    # Whole messages keep their counted sizes; only what the cut rewrote is counted again.
+    kept = sum(sizes[:whole_head]) + sum(sizes[len(messages) - whole_tail:])
     first_cut, last_cut = whole_head, len(messages) - 1 - whole_tail  # the messages each side cuts into
     if first_cut == last_cut:  # one message holds both cuts: its start and its end, one message
         middle = [messages[first_cut].model_copy(update={"content": head_part + CUT + tail_part})]
@@ -113,9 +120,14 @@ def keep_first_and_last_halves(messages: list[BaseMessage], ctx: Context, role: 
         middle += [messages[last_cut].model_copy(update={"content": CUT + tail_part})] if tail_part else []
         if not middle and head:  # both cuts fell on message boundaries: still mark where the middle was
             head[-1] = head[-1].model_copy(update={"content": str(head[-1].content) + CUT})
-    fitted = head + middle + tail
-    kept = sum(count_tokens(spec, role, ctx, str(m.content)) + MESSAGE_OVERHEAD for m in fitted)
-    return fitted, max(0, sum(sizes) - kept)
+            kept += size(head[-1]) - sizes[whole_head - 1]
+    kept += sum(size(m) for m in middle)
+    return head + middle + tail, max(0, sum(sizes) - kept)
+
+
+def with_cut(record: dict[str, Any], cut: int) -> dict[str, Any]:
+    """A call's record, with the prompt tokens the window fit cut from it (summed up by `run_question`)."""
+    return {**record, "cut_tokens": cut} if cut else record
 
 
 def first_step(text: str) -> str:
@@ -133,10 +145,10 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     for attempt in range(budget + 1):
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
-        fitted, cut = keep_first_and_last_halves(attempt_messages, ctx, role, ctx.max_tokens or 1024)
+        fitted, cut = keep_first_and_last_halves(attempt_messages, ctx, role)
         text, record, _ = call_llm(role, fitted, options, stop=STOP, grammar=grammar)
         call = parse_rearag_action(first_step(text), lenient=bool(ctx.rearag_lenient_actions))
-        records.append({**record.parsed(call.invalid, call.problem), **({"cut_tokens": cut} if cut else {})})
+        records.append(with_cut(record.parsed(call.invalid, call.problem), cut))
         if not call.invalid:
             return call, first_step(text), records, attempt
         if ctx.rearag_invalid_feedback:  # small: the retry sees what was wrong (then the turn is rolled back)
@@ -235,14 +247,14 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
     messages = [*render_messages(state["question"], trajectory), HumanMessage(FORCE_FINISH.format(number=number))]
-    messages, cut = keep_first_and_last_halves(messages, ctx, "reasoner", ctx.max_tokens or 1024)
+    messages, cut = keep_first_and_last_halves(messages, ctx, "reasoner")
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP, grammar=grammar)
     call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
                                lenient=bool(ctx.rearag_lenient_actions))
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
     return {"finish_answer": answer, "finished_by": state.get("finished_by") or "cap",
-            "calls": [{**record.parsed(call.function != "finish", call.problem), **({"cut_tokens": cut} if cut else {})}]}
+            "calls": [with_cut(record.parsed(call.function != "finish", call.problem), cut)]}
 
 
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
