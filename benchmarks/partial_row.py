@@ -1,8 +1,9 @@
-"""One BENCHMARKS.md table row's figures from a run's results.jsonl, finished or not.
+"""The BENCHMARKS.md table row of a run's results.jsonl, finished or not.
 
-A run of an older build (the grid's frozen 8d4f9c3) writes summary.json only when it finishes; this reads its
-records as they are, with this checkout's `aggregate`, so a session can report a run it stops part-way
-(`benchmarks/partial/<commit>/<run>.results.jsonl`). `--records` also prints one line per question.
+A run of an older build (the grid's frozen 8d4f9c3) writes summary.json only when it finishes; this aggregates its
+records as they are, with this checkout's `aggregate`, into `preset_table.py`'s row, so a session can report a run it
+stops part-way (`benchmarks/partial/<commit>/<run>.results.jsonl`, named `<dataset>-<method>-<preset>`). It adds the
+median and largest seconds a question; `--records` also prints one line per question.
 
     python benchmarks/partial_row.py ../frozen-8d4f9c3/runs/presets/musique-renact-paper/results.jsonl --records
 """
@@ -17,7 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.preset_table import summary_row  # noqa: E402
 from hoprag.eval.runner import aggregate  # noqa: E402
+
+
+def run_config(results: Path) -> dict[str, str]:
+    """Method and preset from the run's name: `<dataset>-<method>-<preset>` (a run folder's or a committed file's)."""
+    name = results.parent.name if results.name == "results.jsonl" else results.name.removesuffix(".results.jsonl")
+    dataset, _, rest = name.partition("-")
+    method, _, preset = rest.rpartition("-")
+    return {"method": method, "preset": preset, "dataset": f"partial:{dataset}"}  # preset_table shows the part after the kind
 
 
 def main() -> int:
@@ -32,17 +42,11 @@ def main() -> int:
     if not records:
         print(f"{args.results} holds no records yet", file=sys.stderr)
         return 2
-    summary = aggregate(records)
-    tokens = ", ".join(f"{role} {usage['input_tokens']:.0f}/{usage['output_tokens']:.0f}"
-                       for role, usage in summary["tokens_per_question"].items())
+    summary = {**aggregate(records), "config": run_config(args.results)}
     seconds = [r["seconds"] for r in records]
-    ended_by = ", ".join(f"{how} {count}" for how, count in sorted(summary["finished_by"].items(), key=lambda kv: -kv[1]))
-    print(f"n {summary['questions']} | EM {summary['em']} | F1 {summary['f1']} | cover-EM {summary.get('cover_em')} | "
-          f"retrieval recall {summary.get('retrieval_recall')} | steps {summary['avg_steps']} | "
-          f"finish {summary['finish_rate']} ({ended_by}) | invalid {summary['invalid_output_rate']} | "
-          f"repeated {summary['avg_repeated_queries']} | {tokens} | s/q {summary['avg_seconds']} "
-          f"(median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}) | "
-          f"re-processed {summary.get('reprocessed_prompt_share')} | peak RSS {summary.get('peak_rss_mb')}")
+    print(summary_row(summary))
+    print(f"seconds a question: median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}; "
+          f"retrieval recall {summary.get('retrieval_recall')}; repeated queries {summary['avg_repeated_queries']}")
     if args.records:
         for r in records:
             print(f"{r['id'][:12]} {r['finished_by']} {r['steps']} {r['seconds']:.0f}s F1 {r['metrics']['f1']} | "

@@ -28,7 +28,11 @@ SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
 def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
-    summary = json.loads((folder / "summary.json").read_text())
+    return summary_row(json.loads((folder / "summary.json").read_text()), prompt_tps, gen_tps)
+
+
+def summary_row(summary: dict, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
+    """One table row of a run's summary (summary.json, or `aggregate` over its records: benchmarks/partial_row.py)."""
     config = summary.get("config", {})
     roles = summary.get("tokens_per_question") or {}
     tokens = ", ".join(f"{r} {v['input_tokens']:.0f}/{v['output_tokens']:.0f}" for r, v in roles.items())
