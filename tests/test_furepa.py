@@ -209,6 +209,20 @@ def test_labels_positive_up_to_the_first_gold_document():
     assert predicted_score([0.9, 0.2, 0.7]) == 0.5 and predicted_score([0.1, 0.3]) == 0.0
 
 
+def test_the_held_out_split_keeps_questions_whole_and_follows_the_seed():
+    from hoprag.furepa_scorer import ScorerExample, bm25_ranking, split_by_question
+
+    examples = [ScorerExample(f"q{i % 10}", f"query {i}", ["d"], [1.0], 1.0) for i in range(40)]
+    train, test = split_by_question(examples, held_out=0.2, seed=0)
+    held = {e.question_id for e in test}
+    assert len(held) == 2 and len(test) == 8 and not held & {e.question_id for e in train}
+    assert [e.query for e in split_by_question(examples, 0.2, seed=0)[1]] == [e.query for e in test]
+    assert {e.question_id for e in split_by_question(examples, 0.2, seed=2)[1]} != held  # another seed, other questions
+    ranking = bm25_ranking("beta gamma", ["alpha beta", "gamma beta gamma", "delta"])
+    assert ranking is not None and ranking[0][0] == 1 and [i for i, _ in ranking][-1] == 2
+    assert bm25_ranking("zeta", ["alpha beta", "gamma"]) is None  # no shared term: any order would be arbitrary
+
+
 def test_loss_is_bce_plus_alpha_mse_of_the_reciprocal_sum():
     torch = pytest.importorskip("torch")
     s = torch.tensor([0.8, 0.4, 0.1])
