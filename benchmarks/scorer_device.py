@@ -22,6 +22,10 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hoprag.furepa_scorer import ScorerExample
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,17 +69,15 @@ def main() -> None:
             print(json.dumps({"device": args.device, "seed": seed, **report}), flush=True)
 
 
-def print_rule_correlations(examples: list, seeds: list[int]) -> None:
-    from hoprag.furepa_scorer import RetrievalScorer, _pearson, _spearman, bm25_ranking, split_by_question
+def print_rule_correlations(examples: list[ScorerExample], seeds: list[int]) -> None:
+    from hoprag.furepa_scorer import RetrievalScorer, bm25_ranking, held_out_correlations, split_by_question
 
     rule = RetrievalScorer()
     for seed in seeds:
         _, test = split_by_question(examples, seed=seed)
         predicted = [rule.score_ranked([score for _, score in bm25_ranking(e.query, e.documents) or []]) for e in test]
-        targets = [e.target for e in test]
         print(json.dumps({"scorer": "rule (BM25 over D)", "seed": seed, "held_out_queries": len(test),
-                          "held_out_pearson": _pearson(predicted, targets),
-                          "held_out_spearman": _spearman(predicted, targets)}), flush=True)
+                          **held_out_correlations(predicted, [e.target for e in test])}), flush=True)
 
 
 if __name__ == "__main__":

@@ -126,20 +126,11 @@ class ScorerExample:
 def bm25_ranking(query: str, texts: list[str]) -> list[tuple[int, float]] | None:
     """Every text's position and BM25 score for the query, best first; None when the query shares no term with
     any text (all scores 0, so any order would be arbitrary)."""
-    import bm25s
+    from hoprag.retrievers.index import bm25_rank
 
-    from hoprag.retrievers.index import bm25_tokenizer
-
-    tokenizer = bm25_tokenizer()
-    model = bm25s.BM25()
-    model.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
-    query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
-    if not any(len(ids) for ids in query_tokens.ids):
-        return None
-    order, scores = model.retrieve(query_tokens, k=len(texts), show_progress=False)
-    if float(scores[0][0]) <= 0:  # unknown words map to a placeholder token: the ids alone do not show it
-        return None
-    return [(int(i), float(score)) for i, score in zip(order[0], scores[0], strict=True)]
+    ranking = bm25_rank(query, texts)
+    # unknown words map to a placeholder token, so a query of only those still gets a (meaningless) ranking
+    return ranking if ranking and ranking[0][1] > 0 else None
 
 
 def split_by_question(examples: list[ScorerExample], held_out: float = 0.1,
@@ -210,13 +201,15 @@ def train_scorer(examples: list[ScorerExample], out: Path, base: str | None = No
     (out / "scorer.json").write_text(json.dumps({"base": base, "alpha": ALPHA, "epochs": epochs}, indent=2))
     scorer = CrossEncoderScorer(out)
     predicted = [scorer.score(e.query, e.documents) for e in test]
-    targets = [e.target for e in test]
     report = {"train_queries": len(train), "held_out_queries": len(test), "train_questions": len({e.question_id for e in train}),
               "held_out_questions": len({e.question_id for e in test}), "epochs": epochs, "train_seconds": round(seconds, 1),
-              "held_out_pearson": _pearson(predicted, targets), "held_out_spearman": _spearman(predicted, targets),
-              "base": base}
+              **held_out_correlations(predicted, [e.target for e in test]), "base": base}
     (out / "report.json").write_text(json.dumps(report, indent=2))
     return report
+
+
+def held_out_correlations(predicted: list[float], targets: list[float]) -> dict[str, float | None]:
+    return {"held_out_pearson": _pearson(predicted, targets), "held_out_spearman": _spearman(predicted, targets)}
 
 
 def _pearson(xs: list[float], ys: list[float]) -> float | None:

@@ -147,22 +147,15 @@ def page_segments(document: dict[str, Any], words: int = SEGMENT_WORDS) -> list[
 
 def top_segments(query: str, documents: list[dict[str, Any]], n: int = SEGMENTS) -> list[tuple[str, str]]:
     """The `n` segments of the retrieved pages that BM25 ranks highest for the query: (title, segment)."""
-    import bm25s
-
-    from hoprag.retrievers.index import bm25_tokenizer
+    from hoprag.retrievers.index import bm25_rank
 
     pool = [(d["title"], segment) for d in documents for segment in page_segments(d)]
     if len(pool) <= n:
         return pool
-    tokenizer = bm25_tokenizer()
-    model = bm25s.BM25()
-    model.index(tokenizer.tokenize([segment for _, segment in pool], return_as="tuple", show_progress=False),
-                show_progress=False)
-    query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
-    if not any(len(ids) for ids in query_tokens.ids):
+    ranking = bm25_rank(query, [segment for _, segment in pool], k=n)
+    if ranking is None:
         return pool[:n]  # no query word is in the pages: keep reading order
-    ranked, _ = model.retrieve(query_tokens, k=n, show_progress=False)
-    return [pool[int(i)] for i in ranked[0]]
+    return [pool[i] for i, _ in ranking]
 
 
 def observe_segments(state: AgentState, runtime: Any = None) -> dict[str, Any]:

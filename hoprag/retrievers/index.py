@@ -454,6 +454,21 @@ def _iter_collection(collection: Any, batch: int = 2000) -> Iterator[tuple[str, 
         offset += len(got["ids"])
 
 
+def bm25_rank(query: str, texts: list[str], k: int | None = None) -> list[tuple[int, float]] | None:
+    """The k best texts (all by default) for the query by BM25 over just these texts, as (position, score), best
+    first; None when the query has no token at all."""
+    import bm25s
+
+    tokenizer = bm25_tokenizer()
+    model = bm25s.BM25()
+    model.index(tokenizer.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
+    query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
+    if not any(len(ids) for ids in query_tokens.ids):
+        return None
+    order, scores = model.retrieve(query_tokens, k=k or len(texts), show_progress=False)
+    return [(int(i), float(score)) for i, score in zip(order[0], scores[0], strict=True)]
+
+
 def _build_bm25(folder: Path, rows: Iterator[tuple[str, str, dict[str, Any]]]) -> None:
     """BM25 over title + text, read back from the store in batches so it covers resumed builds too."""
     import bm25s
