@@ -9,12 +9,16 @@ the sample standard deviation over its seeds; its summary.json holds the other c
 With the embedded model's throughput (prompt and generation tokens/s, from `benchmarks/llm_throughput.py`
 in the same session), the table adds each run's LLM floor, prompt tokens / P + generated tokens / G a
 question, and the ratio of its seconds to that floor (issue 13's target: at most 1.15).
+
+With `--baseline FOLDER` (standard RAG's run on the same questions and index), the table adds each run's F1 minus
+the baseline's and the median seconds a question (from its results.jsonl), for issue 13's targets.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
 
@@ -27,8 +31,15 @@ def floor_seconds(summary: dict, prompt_tps: float, gen_tps: float) -> float:
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
-def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
-    return summary_row(json.loads((folder / "summary.json").read_text()), prompt_tps, gen_tps)
+def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None, baseline_f1: float | None = None) -> str:
+    summary = json.loads((folder / "summary.json").read_text())
+    line = summary_row(summary, prompt_tps, gen_tps)
+    if baseline_f1 is None:
+        return line
+    seconds = [json.loads(record)["seconds"] for results in sorted(folder.rglob("results.jsonl"))
+               for record in results.read_text().splitlines() if record.strip()]
+    median = f"{statistics.median(seconds):.1f}" if seconds else "n/a"
+    return f"{line} {summary['f1'] - baseline_f1:+.2f} | {median} |"
 
 
 def summary_row(summary: dict, prompt_tps: float | None = None, gen_tps: float | None = None) -> str:
@@ -46,6 +57,8 @@ def summary_row(summary: dict, prompt_tps: float | None = None, gen_tps: float |
         return f"{value:g} ± {spread['std']:g}" if spread else f"{value:g}"
 
     dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
+    if config.get("index") == "open":
+        dataset += " (open corpus)"
     floor = ""
     if prompt_tps and gen_tps:
         seconds = floor_seconds(summary, prompt_tps, gen_tps)
@@ -63,16 +76,18 @@ def main() -> None:
     parser.add_argument("folders", nargs="+")
     parser.add_argument("--prompt-tps", type=float, help="embedded model prompt tokens/s, measured in this session")
     parser.add_argument("--gen-tps", type=float, help="embedded model generation tokens/s, measured in this session")
+    parser.add_argument("--baseline", help="run folder of standard RAG on the same questions: adds F1 vs it and median s")
     args = parser.parse_args()
     floor = bool(args.prompt_tps and args.gen_tps)
+    baseline_f1 = json.loads((Path(args.baseline) / "summary.json").read_text())["f1"] if args.baseline else None
     print("| method | preset | dataset | n | EM | F1 | cover-EM | steps | finish rate % (ended by) | invalid % | "
           "tokens in/out per question by role | s/question | re-processed prompt % | s / s in LLM | peak RSS MB |"
-          + (" LLM floor s | s / floor |" if floor else ""))
-    print("|---" * (15 + 2 * floor) + "|")
+          + (" LLM floor s | s / floor |" if floor else "") + (" F1 - RAG F1 | median s |" if args.baseline else ""))
+    print("|---" * (15 + 2 * floor + 2 * bool(args.baseline)) + "|")
     for folder in args.folders:
         path = Path(folder)
         if (path / "summary.json").is_file():
-            print(row(path, args.prompt_tps, args.gen_tps))
+            print(row(path, args.prompt_tps, args.gen_tps, baseline_f1))
 
 
 if __name__ == "__main__":

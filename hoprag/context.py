@@ -223,6 +223,11 @@ class Context:
         "ReSP local-pathway summarizer input: 'memory' (Table 4: the combined memory queues, which hold this "
         "round's global evidence) or 'documents' (§3.1: the retrieved documents too).",
     )
+    resp_reader: bool | None = _describe(
+        None,
+        "small, ReSP: the generator also reads the passages retrieved over the iterations (the question's own first), "
+        "before the memory queues; the 1.5B summarizer writes its own, often wrong, answer into the global evidence.",
+    )
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."
     )

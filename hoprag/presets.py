@@ -40,6 +40,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "search_question_first": False,
     "rearag_greedy_answers": False,
     "truncated_sampling": False,
+    "resp_reader": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -193,6 +194,7 @@ ADAPTATION_METHODS = {
     "lenient_notes": _NOTES,
     "note_stop_sequences": _NOTES,
     "resp_on_repeat": {"resp"},
+    "resp_reader": {"resp"},
     "notes_accumulate": {"ircot-notes", "flare-notes"},
     "closed_step_tags": _COT,
     "rearag_invalid_feedback": {"rearag"},

@@ -56,6 +56,20 @@ def test_a_single_run_is_read_as_it_is(tmp_path: Path) -> None:
     assert cells[1] == "paper" and cells[4:6] == ["50", "40"] and cells[11] == "10"
 
 
+def test_a_baseline_adds_f1_against_rag_and_the_median_seconds_of_the_records(tmp_path: Path) -> None:
+    run = tmp_path / "open-hotpot-renact-small"
+    run.mkdir()
+    summary = _seed_summary(40.0, 10.0, 2000, {"finish": 2})
+    summary["config"]["index"] = "open"
+    (run / "summary.json").write_text(json.dumps(summary))
+    (run / "results.jsonl").write_text("".join(json.dumps({"seconds": s}) + "\n" for s in (3.0, 50.0, 7.0)))
+
+    cells = [c.strip() for c in _preset_table().row(run, baseline_f1=45.5).split("|")[1:-1]]
+
+    assert cells[2] == "hard.json (open corpus)"
+    assert cells[-2:] == ["-5.50", "7.0"]  # 40 - 45.5; the median of 3, 50 and 7, where the mean would be 20
+
+
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
     """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
     a run's committed partial results (<partial>/<commit>/<run>.results.jsonl) are in place to resume."""

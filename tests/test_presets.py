@@ -352,6 +352,18 @@ def test_resp_local_pathway_input_option():
     assert "[Retrieved documents]" not in [p for p in models["summarizer"].prompts if "respond completely" in p][0]
 
 
+def test_resp_reader_gives_the_generator_every_iterations_passages_once():
+    ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"], resp_reader=True)
+    run_question("resp", "Who?", ctx)
+    final = str(models["generator"].prompts[-1])
+    reference = final.split("[Retrieved documents]\n")[1]
+    # both iterations retrieved the same five passages: each is read once, before the memory queues
+    assert reference.count("Title 0 - Fact number 0.") == 1 and reference.index("Title 0") < reference.index("[Global evidence]")
+    ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"])
+    run_question("resp", "Who?", ctx)
+    assert "[Retrieved documents]" not in str(models["generator"].prompts[-1])
+
+
 # ---------------------------------------------------------------- eval: presets, seeds, judge, commits
 
 

@@ -19,6 +19,7 @@ class ReSPState(TypedDict, total=False):
     question: str
     sub_question: str
     documents: list[dict[str, Any]]
+    passages: Annotated[list[dict[str, Any]], operator.add]  # every iteration's documents, for `resp_reader`
     # The paper's two memory queues; each node appends, nothing overwrites.
     global_evidence: Annotated[list[str], operator.add]
     local_pathway: Annotated[list[dict[str, str]], operator.add]
@@ -42,8 +43,8 @@ def combined_memory(state: ReSPState) -> str:
 def resp_retrieve(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     sub_question = state.get("sub_question") or state["question"]
-    documents = search(ctx, sub_question)
-    return {"sub_question": sub_question, "documents": [d.to_dict() for d in documents]}
+    documents = [d.to_dict() for d in search(ctx, sub_question)]
+    return {"sub_question": sub_question, "documents": documents, "passages": documents}
 
 
 def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
@@ -133,7 +134,11 @@ def route_after_plan(state: ReSPState, runtime: Any = None) -> str:
 
 def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
+    reference = combined_memory(state)
+    if ctx.resp_reader:  # the passages themselves, not only what the summarizer made of them
+        unique = {d["id"]: d for d in state.get("passages") or []}.values()
+        reference = "[Retrieved documents]\n" + "\n".join(f"{d['title']} - {d['text']}" for d in unique) + f"\n{reference}"
     # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
-    text, record, _ = call_llm("generator", GENERATE.format(memory=combined_memory(state), question=state["question"]), ctx)
+    text, record, _ = call_llm("generator", GENERATE.format(memory=reference, question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")
     return {"answer": first_line(text), "finished_by": finished_by, "calls": [record.to_dict()]}
