@@ -40,6 +40,15 @@ def combined_memory(state: ReSPState) -> str:
     return f"[Global evidence]\n{evidence}\n[Local pathway]\n{pathway or 'None'}"
 
 
+def passages_text(documents: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{d['title']} - {d['text']}" for d in documents)
+
+
+def with_documents(documents: list[dict[str, Any]], memory: str) -> str:
+    """The memory queues behind the passages themselves (`resp_local_input='documents'`, `resp_reader`)."""
+    return f"[Retrieved documents]\n{passages_text(documents)}\n{memory}"
+
+
 def resp_retrieve(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     sub_question = state.get("sub_question") or state["question"]
@@ -51,7 +60,7 @@ def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     """Dual-function summarizer: global evidence for the question; local answer for the sub-question
     (skipped in the first iteration, whose sub-question is the question itself)."""
     ctx = context_of(runtime)
-    docs = "\n".join(f"{d['title']} - {d['text']}" for d in state.get("documents", []))
+    docs = passages_text(state.get("documents", []))
     text, record, _ = call_llm("summarizer", GLOBAL_EVIDENCE.format(docs=docs, question=state["question"]), ctx,
                                stop=["[DONE]"])
     evidence = text.split("[DONE]")[0].strip()
@@ -68,7 +77,7 @@ def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     if not first:
         memory = combined_memory({**state, "global_evidence": [*state.get("global_evidence", []), evidence]})
         if ctx.resp_local_input == "documents":  # §3.1: the response is "based on the retrieved documents"
-            memory = f"[Retrieved documents]\n{docs}\n{memory}"
+            memory = with_documents(state.get("documents", []), memory)
         text, record, _ = call_llm(
             "summarizer", LOCAL_PATHWAY.format(sub_question=state["sub_question"], memory=memory), ctx
         )
@@ -136,8 +145,7 @@ def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     reference = combined_memory(state)
     if ctx.resp_reader:  # the passages themselves, not only what the summarizer made of them
-        unique = {d["id"]: d for d in state.get("passages") or []}.values()
-        reference = "[Retrieved documents]\n" + "\n".join(f"{d['title']} - {d['text']}" for d in unique) + f"\n{reference}"
+        reference = with_documents(list({d["id"]: d for d in state.get("passages") or []}.values()), reference)
     # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
     text, record, _ = call_llm("generator", GENERATE.format(memory=reference, question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")
