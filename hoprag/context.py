@@ -97,7 +97,7 @@ class Context:
         None, "small: a regenerated ReaRAG step sees why the last output was invalid (paper: a silent resample)."
     )
     rearag_lenient_actions: bool | None = _describe(
-        None, "ReaRAG, small: also read `Action N: search {\"query\": ...}` and a bare parameters object as a call."
+        None, "ReaRAG, small: also read `Action N: search {\"query\": ...}`, a bare parameters object, a keyword call (`search(query=\"...\")`) and a value with a stray quote as a call."
     )
     refuse_repeated_queries: bool | None = _describe(
         None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets (measured in small: the greedy reasoner asked the refused query again)."

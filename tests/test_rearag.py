@@ -76,6 +76,13 @@ def test_invalid_actions_are_problems(text, problem):
     ('Thought 1: t\nAction 1: **search**({"query": "Who wrote it?"})', "search", "Who wrote it?"),
     ('Thought 1: t\nAction 1: {"query": "Who wrote it?"}', "search", "Who wrote it?"),
     ('Thought 3: t\nAction 3: {"parameters": {"answer": "Exeter"}}', "finish", "Exeter"),
+    # a quote of the value's own inside the official object, and keyword calls (a6addbb's MuSiQue records)
+    ("Thought 1: t\nAction 1: {'function': 'search', 'parameters': {'query': 'Chiang Kai-shek's son'}}",
+     "search", "Chiang Kai-shek's son"),
+    ("Thought 2: t\nAction 2: {'function': 'finish', 'parameters': {'answer': 'O'Leary'}}\nThe end.", "finish", "O'Leary"),
+    ('Thought 1: t\nAction 1: search(query="Miracle on 34th Street 1947 actress")', "search",
+     "Miracle on 34th Street 1947 actress"),
+    ("Thought 4: t\nAction 4: finish('Exeter College')", "finish", "Exeter College"),
 ])
 def test_small_models_call_shapes_parse_only_when_lenient(text, function, argument):
     assert parse_rearag_action(text).invalid  # paper: the official format only, so the step is regenerated
@@ -84,6 +91,8 @@ def test_small_models_call_shapes_parse_only_when_lenient(text, function, argume
 
 
 def test_lenient_parsing_still_refuses_what_is_not_a_call():
+    assert parse_rearag_action("Action 1: Search for information about Lorenzo Monaco.", lenient=True).invalid
+    assert parse_rearag_action('Action 2: search(answer="Exeter")', lenient=True).invalid  # a search needs a query
     assert parse_rearag_action('Action 1: lookup {"term": "x"}', lenient=True).problem == "unknown function None"
     assert "needs parameters.answer" in parse_rearag_action('Action 1: finish {"query": "x"}', lenient=True).problem
 

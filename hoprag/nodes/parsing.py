@@ -226,15 +226,35 @@ def _as_data(literal: str) -> object:
 
 
 _NAMED_CALL = re.compile(r"^\s*[`*]*\s*(search|finish)\b\s*[:(]?", re.IGNORECASE)
+# What a small model writes that no literal parser reads (lenient only), on the call's own line:
+# the official object with a quote of its value's own inside it ('query': 'Chiang Kai-shek's son'), and
+# keyword calls (search(query="...")). The value runs to the last quote before the closing brackets.
+_QUOTED_CALL = re.compile(r"""^[^\n]*?['"]function['"]\s*:\s*['"](search|finish)['"]\s*,\s*['"]parameters['"]\s*:"""
+                          r"""\s*\{\s*['"](query|answer)['"]\s*:\s*(['"])(.*)\3\s*\}\s*\}""", re.IGNORECASE)
+_KEYWORD_CALL = re.compile(r"""^\s*[`*]*\s*(search|finish)\s*\(\s*(?:(query|answer)\s*=\s*)?(['"])(.*)\3\s*\)""",
+                           re.IGNORECASE)
+
+
+def _loose_call(action: str) -> tuple[str, str] | None:
+    """(function, value) from a call written with a stray quote or as a keyword call, else None."""
+    line = action.strip().split("\n", 1)[0]
+    for pattern in (_QUOTED_CALL, _KEYWORD_CALL):
+        match = pattern.match(line)
+        if match:
+            function, key = match.group(1).lower(), (match.group(2) or "").lower()
+            if not key or key == ("query" if function == "search" else "answer"):
+                return function, match.group(4)
+    return None
 
 
 def parse_rearag_action(text: str, lenient: bool = False) -> FunctionCall:
     """`Thought N: ...` and `Action N:` with `{'function': 'search'|'finish', 'parameters': {...}}`: the first
     object after the Action label (code fences, single quotes and trailing text are fine).
 
-    `lenient` (small) also reads the two shapes small models write instead: the function's name then its
-    parameters (`Action 1: search {"query": ...}`), or the parameters alone (`{"query": ...}`: a query is a
-    search, an answer a finish)."""
+    `lenient` (small) also reads the shapes small models write instead: the function's name then its
+    parameters (`Action 1: search {"query": ...}`), the parameters alone (`{"query": ...}`: a query is a
+    search, an answer a finish), a keyword call (`search(query="...")`), and the official object with an
+    unescaped quote in its value (`{'query': 'Chiang Kai-shek's son'}`)."""
     text = text if isinstance(text, str) else str(text)
     thought_match = _REARAG_THOUGHT.search(text)
     thought = " ".join((thought_match.group(2) if thought_match else "").split())
@@ -244,9 +264,12 @@ def parse_rearag_action(text: str, lenient: bool = False) -> FunctionCall:
         return FunctionCall(thought, "invalid", number=number, problem="no 'Action N:'")
     action = text[action_match.end():]
     literal = _first_object(action)
+    data = _as_data(literal) if literal is not None else None
+    loose = _loose_call(action) if lenient and not isinstance(data, dict) else None
+    if loose is not None and loose[1].strip():
+        return FunctionCall(thought, loose[0], " ".join(loose[1].split()), number=number)
     if literal is None:
         return FunctionCall(thought, "invalid", number=number, problem="no {...} function call after 'Action:'")
-    data = _as_data(literal)
     if not isinstance(data, dict):
         return FunctionCall(thought, "invalid", number=number, problem="the function call is not a dict")
     function, parameters = data.get("function"), data.get("parameters")
