@@ -99,6 +99,10 @@ class Context:
     rearag_lenient_actions: bool | None = _describe(
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}`, a bare parameters object, a keyword call (`search(query=\"...\")`) and a value with a stray quote as a call."
     )
+    rearag_prose_actions: bool | None = _describe(
+        None, "ReaRAG, small: an action written as a sentence ('Action 2: Search for the Tamworth manifesto.') is a "
+        "search for its words after 'search for'."
+    )
     refuse_repeated_queries: bool | None = _describe(
         None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets (measured in small: the greedy reasoner asked the refused query again)."
     )

@@ -48,7 +48,7 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
             chat = [(m["role"], m["content"]) for m in messages]
             text, _, _ = call_llm("reasoner", _as_messages(chat), options, stop=STOP, max_tokens=STEP_TOKENS)
             turn = first_step(text)
-            call = parse_rearag_action(turn, lenient=lenient)
+            call = parse_rearag_action(turn, lenient=lenient, prose=bool(ctx.rearag_prose_actions))
             if not call.invalid:
                 break
             invalid_outputs += 1

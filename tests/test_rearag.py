@@ -97,6 +97,20 @@ def test_lenient_parsing_still_refuses_what_is_not_a_call():
     assert "needs parameters.answer" in parse_rearag_action('Action 1: finish {"query": "x"}', lenient=True).problem
 
 
+@pytest.mark.parametrize(("action", "query"), [
+    ("Search for the Tamworth manifesto.", "the Tamworth manifesto"),
+    ('Search for "top PC manufacturer from 1994"', "top PC manufacturer from 1994"),
+    ("I'll use the search function to find Adam Hammill's current team.", "Adam Hammill's current team"),
+    ("I will search for information about Empress Wang's husband", "information about Empress Wang's husband"),
+])
+def test_prose_actions_are_searches_only_with_their_option(action, query):
+    text = f"Thought 2: t\nAction 2: {action}"
+    assert parse_rearag_action(text, lenient=True).invalid  # small's default: regenerated with feedback
+    call = parse_rearag_action(text, lenient=True, prose=True)
+    assert (call.function, call.argument) == ("search", query)
+    assert parse_rearag_action("Action 2: Mitchells & Bustlers is owned by Phil Urban.", lenient=True, prose=True).invalid
+
+
 # ---------------------------------------------------------------- the graph
 
 
