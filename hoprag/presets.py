@@ -61,8 +61,12 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "closed_step_tags": True,
     # ReaRAG: a regenerated step is told why the last one was invalid.
     "rearag_invalid_feedback": True,
-    # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps.
+    # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps, keyword
+    # calls and a value with a stray quote ('Chiang Kai-shek's son'): MuSiQue invalid outputs 24.9% -> 15.9% (BENCHMARKS.md).
     "rearag_lenient_actions": True,
+    # ReaRAG: an action written as a sentence is a search for its rest. Off in `small` too: on 50 MuSiQue questions
+    # invalid outputs went 15.9% -> 10.1% but F1 15.88 -> 12.03, the vague queries ending runs in repeats and the cap.
+    "rearag_prose_actions": False,
     # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so. Off in
     # `small` too: the greedy 1.5B reasoner asked the refused query again and again, and ReNAct small scored
     # F1 10 with it (and grounded_notes) against 30 without on 10 questions (BENCHMARKS.md, issue 13).
