@@ -18,7 +18,7 @@ from hoprag.eval.datasets import Example, load_dataset
 from hoprag.eval.metrics import best_f1
 from hoprag.llm import call_llm
 from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
-from hoprag.nodes.rearag import STOP, engine_answer, first_step
+from hoprag.nodes.rearag import STOP, engine_answer, first_step, read_action
 from hoprag.progress import progress_bar
 from hoprag.prompts.rearag import DATA_EXAMPLE, DATA_RULES, DATA_USER, REARAG_SYSTEM
 
@@ -48,7 +48,7 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
             chat = [(m["role"], m["content"]) for m in messages]
             text, _, _ = call_llm("reasoner", _as_messages(chat), options, stop=STOP, max_tokens=STEP_TOKENS)
             turn = first_step(text)
-            call = parse_rearag_action(turn, lenient=lenient, prose=bool(ctx.rearag_prose_actions))
+            call = read_action(turn, ctx)
             if not call.invalid:
                 break
             invalid_outputs += 1

@@ -136,6 +136,11 @@ def first_step(text: str) -> str:
     return (text[:cut] if cut > 0 else text).strip()
 
 
+def read_action(text: str, ctx: Context) -> FunctionCall:
+    """A turn's call, read with the preset's leniency (`rearag_lenient_actions`, `rearag_prose_actions`)."""
+    return parse_rearag_action(text, lenient=bool(ctx.rearag_lenient_actions), prose=bool(ctx.rearag_prose_actions))
+
+
 def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int, number: int,
               ) -> tuple[FunctionCall, str, list[dict[str, Any]], int]:
     """Generate one valid step, regenerating invalid ones (a new seed each time) within `budget`.
@@ -147,8 +152,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
         options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
         fitted, cut = keep_first_and_last_halves(attempt_messages, ctx, role)
         text, record, _ = call_llm(role, fitted, options, stop=STOP, grammar=grammar)
-        call = parse_rearag_action(first_step(text), lenient=bool(ctx.rearag_lenient_actions),
-                                   prose=bool(ctx.rearag_prose_actions))
+        call = read_action(first_step(text), ctx)
         records.append(with_cut(record.parsed(call.invalid, call.problem), cut))
         if not call.invalid:
             return call, first_step(text), records, attempt
@@ -251,8 +255,7 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     messages, cut = keep_first_and_last_halves(messages, ctx, "reasoner")
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=STOP, grammar=grammar)
-    call = parse_rearag_action(first_step(text) if "Action" in text else f"Action {number}: {text}",
-                               lenient=bool(ctx.rearag_lenient_actions), prose=bool(ctx.rearag_prose_actions))
+    call = read_action(first_step(text) if "Action" in text else f"Action {number}: {text}", ctx)
     answer = call.argument if call.function == "finish" else (trajectory[-1]["observation"] if trajectory else "")
     return {"finish_answer": answer, "finished_by": state.get("finished_by") or "cap",
             "calls": [with_cut(record.parsed(call.function != "finish", call.problem), cut)]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -40,11 +41,11 @@ def combined_memory(state: ReSPState) -> str:
     return f"[Global evidence]\n{evidence}\n[Local pathway]\n{pathway or 'None'}"
 
 
-def passages_text(documents: list[dict[str, Any]]) -> str:
+def passages_text(documents: Iterable[dict[str, Any]]) -> str:
     return "\n".join(f"{d['title']} - {d['text']}" for d in documents)
 
 
-def with_documents(documents: list[dict[str, Any]], memory: str) -> str:
+def with_documents(documents: Iterable[dict[str, Any]], memory: str) -> str:
     """The memory queues behind the passages themselves (`resp_local_input='documents'`, `resp_reader`)."""
     return f"[Retrieved documents]\n{passages_text(documents)}\n{memory}"
 
@@ -145,7 +146,7 @@ def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     reference = combined_memory(state)
     if ctx.resp_reader:  # the passages themselves, not only what the summarizer made of them
-        reference = with_documents(list({d["id"]: d for d in state.get("passages") or []}.values()), reference)
+        reference = with_documents({d["id"]: d for d in state.get("passages") or []}.values(), reference)
     # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
     text, record, _ = call_llm("generator", GENERATE.format(memory=reference, question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")
