@@ -205,6 +205,11 @@ class Context:
     concise_answer: bool | None = _describe(
         None, "small: shorten a final answer of more than 8 words with one generator call (ReAct family finish, IRCoT / FLARE answers, FuRePA's answer)."
     )
+    answer_choices: bool | None = _describe(
+        None, "small: a question that names its choices ('..., A or B?', or a yes/no question) gets one of them as its "
+        "answer: when the final answer names none, one generator call picks the choice the draft answer and the run's "
+        "evidence point to (every seed method; not the synthesis at the cap)."
+    )
     short_answer_instruction: bool | None = _describe(
         None, "small: tell the reasoner and generator that an answer is only the specific name, date, number or yes/no, never a sentence."
     )

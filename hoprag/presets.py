@@ -42,6 +42,7 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_greedy_answers": False,
     "truncated_sampling": False,
     "resp_reader": False,
+    "answer_choices": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -115,6 +116,10 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # Sampled calls of the embedded model keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05), as
     # every 'small' run measured; 'paper' samples the whole distribution, as the papers' APIs do.
     "truncated_sampling": True,
+    # Every seed method: a final answer that names none of the question's named choices ("..., A or B?", yes/no) is
+    # replaced by the choice one generator call picks (ReNAct answered 2Wiki's "Which film whose director is younger,
+    # A or B?" with a director's name in 11 of 16 questions).
+    "answer_choices": False,
 }
 
 # Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
@@ -218,7 +223,8 @@ ADAPTATION_METHODS = {
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
     "search_question_first": _REACT | {"rearag"},
     "rearag_greedy_answers": {"rearag"},
-    "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},  # the methods whose `small` runs sample
+    "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},
+    "answer_choices": _REACT | _COT | {"furepa", "furepa-no-pa", "rearag", "resp"},  # the methods whose `small` runs sample
 }
 
 

@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage
 from hoprag.context import context_of
 from hoprag.eval.metrics import normalize_answer
 from hoprag.llm import call_llm
+from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.parsing import parse_react
 from hoprag.nodes.reasoner import fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes, grounded
@@ -75,14 +76,20 @@ def is_short(answer: str) -> bool:
 
 
 def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
-    answer = state.get("answer", "")
-    if is_short(answer):
-        return {}
+    """The last step after a method's answer (small): shorten an answer of more than 8 words (`concise_answer`), then
+    keep it to the question's named choices (`answer_choices`)."""
     ctx = context_of(runtime)
-    text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], answer=answer), ctx,
-                               max_tokens=32)
-    short = first_line(text)
-    return {"answer": short or answer, "calls": [record.to_dict()]}
+    answer = state.get("answer", "")
+    calls: list[dict[str, Any]] = []
+    if ctx.concise_answer and not is_short(answer):
+        text, record, _ = call_llm("generator", CONCISE.format(question=state["question"], answer=answer), ctx,
+                                   max_tokens=32)
+        answer = first_line(text) or answer
+        calls.append(record.to_dict())
+    if ctx.answer_choices:
+        answer, records = keep_to_choices(state, answer, ctx)
+        calls.extend(records)
+    return {"answer": answer, "calls": calls} if calls else {}
 
 
 # A question that asks for a number or a date: an early answer without a digit is an intermediate hop (the

@@ -15,6 +15,7 @@ from typing_extensions import TypedDict
 from hoprag.context import Context, context_of, given
 from hoprag.errors import ContextOverflowError
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
+from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
 from hoprag.nodes.reasoner import MESSAGE_OVERHEAD, QUESTION_FIRST_THOUGHT, resample_repeats
@@ -264,16 +265,23 @@ def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
 def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The concise version of the finish answer: the official answer-model prompt, run by the `generator` role."""
     ctx = context_of(runtime)
+    finished_by = state.get("finished_by") or "finish"
+    calls: list[dict[str, Any]] = []
     if ctx.rearag_concise_long_only and is_short(state["finish_answer"]):
         # small: the official prompt's "For yes, or no answer, only answer it short" turned a short answer such
         # as "Rush" into "Yes" with the 1.5B model; a short finish answer is kept as written.
-        return {"answer": state["finish_answer"], "finished_by": state.get("finished_by") or "finish"}
-    prompt = SHARED_CONCISE.format(question=state["question"], answer=state["finish_answer"]) if ctx.rearag_shared_concise \
-        else CONCISE.format(question=state["question"], reference_ans=state["finish_answer"])
-    options, max_tokens = answer_model(ctx, GREEDY_CONCISE_TOKENS)
-    text, record, _ = call_llm("generator", prompt, options, max_tokens=max_tokens)
-    return {"answer": first_line(text) or state["finish_answer"], "finished_by": state.get("finished_by") or "finish",
-            "calls": [record.to_dict()]}
+        answer = state["finish_answer"]
+    else:
+        prompt = SHARED_CONCISE.format(question=state["question"], answer=state["finish_answer"]) if ctx.rearag_shared_concise \
+            else CONCISE.format(question=state["question"], reference_ans=state["finish_answer"])
+        options, max_tokens = answer_model(ctx, GREEDY_CONCISE_TOKENS)
+        text, record, _ = call_llm("generator", prompt, options, max_tokens=max_tokens)
+        answer = first_line(text) or state["finish_answer"]
+        calls.append(record.to_dict())
+    if ctx.answer_choices:
+        answer, records = keep_to_choices(state, answer, ctx)
+        calls.extend(records)
+    return {"answer": answer, "finished_by": finished_by, **({"calls": calls} if calls else {})}
 
 
 def route_after_reason(state: ReaRAGState, runtime: Any = None) -> str:

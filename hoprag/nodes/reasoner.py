@@ -201,8 +201,9 @@ def route_start(state: Any, runtime: Any = None) -> str:
 
 
 def after_answer(ctx: Context) -> str:
-    """Where a run goes once the method has its answer: the concise-answer step (small) or the end."""
-    return "concise_answer" if ctx.concise_answer else END
+    """Where a run goes once the method has its answer: the concise-answer step, which also keeps the answer to
+    the question's named choices (small), or the end."""
+    return "concise_answer" if ctx.concise_answer or ctx.answer_choices else END
 
 
 def route_after_answer(state: Any, runtime: Any = None) -> str:

@@ -64,6 +64,18 @@ Question: {question}
 Long answer: {answer}
 Short answer:"""
 
+# `answer_choices` (small preset): the final answer of a question that names its choices, when the draft answer names
+# none of them. Static part first; the draft answer last, after the evidence it is to be read against.
+CHOOSE = """The question names its possible answers. Reply with the one the evidence and the draft answer point to, copied exactly as listed, and nothing else. The draft answer may name something about one choice (its director, author or date) rather than the choice itself.
+
+Question: {question}
+Choices:
+{choices}
+Evidence:
+{evidence}
+Draft answer: {answer}
+Choice:"""
+
 # `answer_from_notes` (small preset, ReNAct): after each step that wrote notes, the answer if the notes gathered so
 # far hold it. The question comes before the notes, which only grow, so the KV-cache prefix is kept. Asked for a
 # Yes/No verdict first, the 1.5B model said "No" even to "Lorenzo Monaco - Giotto"; asked for the answer or
