@@ -260,6 +260,8 @@ def test_flare_retrieves_with_the_masked_sentence_and_regenerates():
     assert first["thought"] == "Rush was founded in Willowdale."  # the regenerated sentence; the draft is discarded
     assert first["gate"]["retrieved"] and first["gate"]["draft"] == "Rush was founded in Toronto."
     assert first["retrieved_titles"][0] == "Page 2.0"
+    # Step 0's pages (the question's) were replaced before a sentence was written: kept for retrieval recall only.
+    assert first["earlier_retrieved_titles"][0] == "Page 1.0" and "earlier_retrieved_titles" not in result["trajectory"][1]
     regenerated_prompt = models["reasoner"].prompts[1]
     assert "Paragraph 0 of search 2." in regenerated_prompt and "search 1." not in regenerated_prompt  # replaced
     assert result["answer"] == "Rush"

@@ -115,7 +115,8 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") 
         record.update(prediction="", error=f"{type(error).__name__}: {error}",
                       metrics=score_prediction("", example), seconds=0.0)
         return record
-    titles = [t for step in result["trajectory"] for t in step.get("retrieved_titles", [])]
+    titles = [t for step in result["trajectory"]
+              for t in (*step.get("earlier_retrieved_titles", []), *step.get("retrieved_titles", []))]
     metrics = score_prediction(result["answer"], example)
     if example.supporting_titles:  # a closed-book method's recall is n/a (None), not 0
         metrics["retrieval_recall"] = (None if method in CLOSED_BOOK

@@ -157,6 +157,8 @@ def close_cot_step(state: CoTState, sentence: str, **fields: Any) -> dict[str, A
             "action": f"retrieve[{pending['query']}]" if pending.get("query") else "",
             "query": pending.get("query", ""), "retrieved_ids": [d["id"] for d in documents],
             "retrieved_titles": [d["title"] for d in documents], "notes": pending.get("notes", []), **fields}
+    if pending.get("unrecorded_titles"):  # FLARE: step 0's pages, replaced before a sentence was written from them
+        step["earlier_retrieved_titles"] = pending["unrecorded_titles"]
     chain = [*(state.get("chain") or []), sentence] if sentence else list(state.get("chain") or [])
     return {"trajectory": [step], "chain": chain, "pending": {}, "documents": []}
 

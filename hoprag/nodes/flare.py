@@ -31,11 +31,16 @@ def masked_query(tokens: list[tuple[str, float]], beta: float) -> str:
 def flare_retrieve(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     """Step 0 retrieves with the question; later, with the masked draft that the gate sent here."""
     ctx = context_of(runtime)
-    draft = (state.get("pending") or {}).get("draft")
+    previous = state.get("pending") or {}
+    draft = previous.get("draft")
     query = draft["masked_query"] if draft else state["question"]
     documents = [d.to_dict() for d in search(ctx, query)]
-    # The new documents replace the context (FLARE does not carry earlier ones forward).
-    pending = {"kind": "search", "query": query, "argument": query, "entity": "", "draft": draft}
+    # The new documents replace the context (FLARE does not carry earlier ones forward). Step 0's retrieval with the
+    # question has no sentence of its own when its first draft is gated to retrieve again: its pages are kept for the
+    # record (`retrieval_recall`), not for the model.
+    unrecorded = [d["title"] for d in state.get("documents") or []] if draft and previous.get("query") else []
+    pending = {"kind": "search", "query": query, "argument": query, "entity": "", "draft": draft,
+               "unrecorded_titles": [*previous.get("unrecorded_titles", []), *unrecorded]}
     return {"pending": pending, "documents": documents, "paragraphs": documents}
 
 
