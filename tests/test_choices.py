@@ -9,7 +9,7 @@ import pytest
 from hoprag.context import Context
 from hoprag.documents import Document
 from hoprag.llm import ScriptedChatModel
-from hoprag.nodes.choices import keep_to_choices, matching_choice, named_choices
+from hoprag.nodes.choices import choice_grammar, keep_to_choices, matching_choice, named_choices
 from hoprag.nodes.rearag import concise as rearag_concise
 from hoprag.nodes.resp import generate as resp_generate
 from hoprag.nodes.retrieve import register_retriever
@@ -39,6 +39,14 @@ def test_the_choices_a_question_names(question, choices):
     assert named_choices(question) == choices
 
 
+def test_the_choice_grammar_is_valid_gbnf_with_quotes_and_non_ascii():
+    from llama_cpp import LlamaGrammar
+
+    grammar = choice_grammar(['Don\'T Freak Me Out', 'The "Quoted" Film', 'Stanisław Gawlik', "yes"])
+    assert grammar.count(" | ") == 3 and '\\"Quoted\\"' in grammar
+    LlamaGrammar.from_string(grammar, verbose=False)  # raises on a malformed grammar
+
+
 def test_an_answer_names_a_choice_by_a_shared_content_word():
     films = ["Yohan: The Child Wanderer", "A Nightmare On Elm Street 4: The Dream Master"]
     assert matching_choice("A Nightmare On Elm Street 4", films) == films[1]
@@ -61,8 +69,10 @@ def test_an_off_choice_answer_is_replaced_by_the_choice_the_generator_picks_from
     answer, calls = keep_to_choices(state, "Shawn Levy", ctx)
     assert answer == "Free Guy" and len(calls) == 1 and calls[0]["role"] == "generator"
     prompt = models["generator"].prompts[0]
-    assert "- Forbidden Ground\n- Free Guy" in prompt and "directed by Shawn Levy" in prompt
-    assert prompt.rstrip().endswith("Draft answer: Shawn Levy\nChoice:")
+    assert "directed by Shawn Levy" in prompt and "Draft answer: Shawn Levy" in prompt
+    # The choices come last, right before the reply, and a grammar holds the reply to them.
+    assert prompt.rstrip().endswith("Choices:\n- Forbidden Ground\n- Free Guy\nChoice:")
+    assert models["generator"].grammars[0] == 'root ::= "Forbidden Ground" | "Free Guy"\n'
     # An answer that already names a choice, or a question without choices, costs no call.
     assert keep_to_choices(state, "Free Guy", ctx) == ("Free Guy", [])
     assert keep_to_choices({"question": "Who directed Free Guy?"}, "Shawn Levy", ctx) == ("Shawn Levy", [])

@@ -106,6 +106,12 @@ def answer_evidence(state: dict[str, Any]) -> str:
     return text[-EVIDENCE_CHARS:] if len(text) > EVIDENCE_CHARS else (text or "None")
 
 
+def choice_grammar(choices: list[str]) -> str:
+    """A llama.cpp grammar (GBNF) whose only sentences are the choices, so the embedded model cannot echo the draft."""
+    literals = ('"' + c.replace("\\", "\\\\").replace('"', '\\"') + '"' for c in choices)
+    return "root ::= " + " | ".join(literals) + "\n"
+
+
 def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any) -> tuple[str, list[dict[str, Any]]]:
     """`answer`, or the named choice the generator picks when `answer` names none of them; the call's record."""
     choices = named_choices(state["question"])
@@ -113,7 +119,7 @@ def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any) -> tuple[str, 
         return answer, []
     prompt = CHOOSE.format(question=state["question"], choices="\n".join(f"- {c}" for c in choices),
                            evidence=answer_evidence(state), answer=answer or "none")
-    text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32)
+    text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32, grammar=choice_grammar(choices))
     reply = text.strip().splitlines()[0] if text.strip() else ""
     chosen = matching_choice(reply.lstrip("- "), choices)
     return (chosen if chosen is not None else answer), [record.to_dict()]
