@@ -207,8 +207,9 @@ class Context:
     )
     answer_choices: bool | None = _describe(
         None, "small: a question that names its choices ('..., A or B?', or a yes/no question) gets one of them as its "
-        "answer: when the final answer names none, one generator call picks the choice the draft answer and the run's "
-        "evidence point to (every seed method; not the synthesis at the cap)."
+        "answer: when the final answer names none, one generator call (held to the choices by a grammar on the embedded "
+        "model) picks the choice the draft answer and the run's evidence point to (every method, RAG and CoT too; not the "
+        "ReAct family's synthesis at the cap)."
     )
     short_answer_instruction: bool | None = _describe(
         None, "small: tell the reasoner and generator that an answer is only the specific name, date, number or yes/no, never a sentence."

@@ -115,3 +115,19 @@ def test_rearag_and_resp_keep_their_answer_to_the_named_choices():
                            SimpleNamespace(context=ctx))
     assert update["answer"] == "Free Guy" and len(update["calls"]) == 2
     assert "Free Guy was directed by Shawn Levy." in str(models["generator"].prompts[1])
+
+
+def test_small_rag_and_cot_keep_their_answer_to_the_named_choices_and_paper_does_not():
+    class Pages:
+        def search(self, query: str, k: int) -> list[Document]:
+            return [Document(id="d1", title="Free Guy", text="Free Guy is a 2021 film directed by Shawn Levy.")][:k]
+
+    register_retriever("choices-rag-index", Pages())
+    for method, reply in (("rag", "Shawn Levy"), ("cot", "Shawn Levy directed Free Guy.\nSo the answer is: Shawn Levy.")):
+        for preset, expected in (("small", "Free Guy"), ("paper", "Shawn Levy")):
+            generator = ScriptedChatModel(lambda m, reply=reply: "Free Guy" if "Choice:" in str(m) else reply)
+            ctx = Context(index="choices-rag-index", preset=preset, **fake_roles(f"choices-{method}", {"generator": generator}))
+            result = run_question(method, FILMS, ctx)
+            assert result["answer"] == expected, (method, preset)
+            if preset == "small":  # RAG's passages (or CoT's own reasoning) are the evidence the choice call reads
+                assert "directed by Shawn Levy" in str(generator.prompts[-1]) or "directed Free Guy" in str(generator.prompts[-1])

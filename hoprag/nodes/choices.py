@@ -92,7 +92,7 @@ def matching_choice(answer: str, choices: list[str]) -> str | None:
 
 def answer_evidence(state: dict[str, Any]) -> str:
     """What a run found, for the choice call: its notes (NotesWriting methods), ReSP's memories, FuRePA's evidence,
-    or its observations (ReAct, ReaRAG), the latest kept when they are long."""
+    or its observations (ReAct, ReaRAG). The call keeps its last EVIDENCE_CHARS."""
     trajectory = state.get("trajectory", [])
     lines = gathered_notes(trajectory) or list(state.get("notes") or [])
     if not lines and state.get("global_evidence"):
@@ -102,8 +102,7 @@ def answer_evidence(state: dict[str, Any]) -> str:
         lines = [f"{d['title']}: {d['text']}" for d in state["evidence"]]
     if not lines:
         lines = [str(step["observation"]) for step in trajectory if step.get("observation")]
-    text = "\n".join(line.strip() for line in lines if line.strip())
-    return text[-EVIDENCE_CHARS:] if len(text) > EVIDENCE_CHARS else (text or "None")
+    return "\n".join(line.strip() for line in lines if line.strip())
 
 
 def choice_grammar(choices: list[str]) -> str:
@@ -112,13 +111,16 @@ def choice_grammar(choices: list[str]) -> str:
     return "root ::= " + " | ".join(literals) + "\n"
 
 
-def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any) -> tuple[str, list[dict[str, Any]]]:
-    """`answer`, or the named choice the generator picks when `answer` names none of them; the call's record."""
+def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any,
+                    evidence: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """`answer`, or the named choice the generator picks when `answer` names none of them; the call's record.
+    `evidence` defaults to what the run's state holds (`answer_evidence`)."""
     choices = named_choices(state["question"])
     if not choices or matching_choice(answer, choices) is not None:
         return answer, []
     prompt = CHOOSE.format(question=state["question"], choices="\n".join(f"- {c}" for c in choices),
-                           evidence=answer_evidence(state), answer=answer or "none")
+                           evidence=(evidence if evidence is not None else answer_evidence(state))[-EVIDENCE_CHARS:] or "None",
+                           answer=answer or "none")
     text, record, _ = call_llm("generator", prompt, ctx, max_tokens=32, grammar=choice_grammar(choices))
     reply = text.strip().splitlines()[0] if text.strip() else ""
     chosen = matching_choice(reply.lstrip("- "), choices)

@@ -125,7 +125,8 @@ def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, A
     prompt = STANDARD_RAG.format(documents=passages or "None", question=state["question"])
     text, record, _ = call_llm("generator", prompt, ctx, max_tokens=48)
     update = close_step(state, passages or "The search returned no documents.")
-    return {**update, "answer": first_line(text), "finished_by": "generate", "calls": [record.to_dict()]}
+    answer, records = keep_to_choices(state, first_line(text), ctx, passages) if ctx.answer_choices else (first_line(text), [])
+    return {**update, "answer": answer, "finished_by": "generate", "calls": [record.to_dict(), *records]}
 
 
 def answer_closed_book(state: AgentState, runtime: Any = None) -> dict[str, Any]:
@@ -136,4 +137,6 @@ def answer_closed_book(state: AgentState, runtime: Any = None) -> dict[str, Any]
     reasoning, marker, tail = text.rpartition("answer is")
     answer = first_line(tail.lstrip(": ")) if marker else first_line(text.strip().splitlines()[-1] if text.strip() else "")
     step = {"kind": "reason", "thought": (reasoning if marker else text).strip(), "action": f"finish[{answer}]"}
-    return {"answer": answer, "finished_by": "finish", "trajectory": [step], "calls": [record.to_dict()]}
+    # Closed book, the model's own reasoning is the only evidence the choice call can read.
+    answer, records = keep_to_choices(state, answer, ctx, step["thought"]) if ctx.answer_choices else (answer, [])
+    return {"answer": answer, "finished_by": "finish", "trajectory": [step], "calls": [record.to_dict(), *records]}
