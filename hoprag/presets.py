@@ -224,8 +224,8 @@ ADAPTATION_METHODS = {
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
     "search_question_first": _REACT | {"rearag"},
     "rearag_greedy_answers": {"rearag"},
-    "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},
-    "answer_choices": _REACT | _COT | {"furepa", "furepa-no-pa", "rearag", "resp", "rag", "cot"},  # the methods whose `small` runs sample
+    "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},  # the methods whose `small` runs sample
+    "answer_choices": _REACT | _COT | {"furepa", "furepa-no-pa", "rearag", "resp", "rag", "cot"},
 }
 
 

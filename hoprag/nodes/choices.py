@@ -8,7 +8,6 @@ and the run's evidence point to."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hoprag.eval.metrics import normalize_answer
@@ -17,10 +16,11 @@ from hoprag.nodes.write_notes import gathered_notes
 from hoprag.prompts.react import CHOOSE
 
 YES_NO = ["yes", "no"]
+# A question that opens with one of these asks yes or no, unless it names its choices.
+_AUXILIARIES = {"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would",
+                "should"}
 # Words a question may start with before the first choice ("Was Jamie Curry or Alyaksey Vasilewski born first?").
-_QUESTION_WORDS = {"which", "who", "whom", "whose", "what", "is", "are", "was", "were", "do", "does", "did", "has",
-                   "have", "had", "can", "could", "will", "would", "should"}
-_YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
+_QUESTION_WORDS = {"which", "who", "whom", "whose", "what", *_AUXILIARIES}
 # Lowercase words that may sit inside a title ("Love In A Fallen City", "Queen of the Desert").
 _CONNECTORS = {"of", "the", "a", "an", "and", "for", "in", "on", "to", "at", "de", "la", "le", "von", "van", "&", "-"}
 # Words that say what kind of thing a choice is; they do not tie an answer to it ("Ann Hui (film director)").
@@ -64,7 +64,7 @@ def named_choices(question: str) -> list[str]:
         first = list(reversed(_title_run(list(reversed(words)))))
         choices = [" ".join(first), " ".join(_title_run(after.split()))]
     else:
-        return list(YES_NO) if _YES_NO_START.match(text) else []
+        return list(YES_NO) if (text.split() or [""])[0].lower() in _AUXILIARIES else []
     # "Is it a city or a town?" names no title on either side: no choices, and not a yes/no question either.
     if all(choices) and _title_word(choices[1]) and normalize_answer(choices[0]) != normalize_answer(choices[1]):
         return choices
@@ -109,6 +109,13 @@ def choice_grammar(choices: list[str]) -> str:
     """A llama.cpp grammar (GBNF) whose only sentences are the choices, so the embedded model cannot echo the draft."""
     literals = ('"' + c.replace("\\", "\\\\").replace('"', '\\"') + '"' for c in choices)
     return "root ::= " + " | ".join(literals) + "\n"
+
+
+def answer_kept_to_choices(state: dict[str, Any], answer: str, ctx: Any,
+                           evidence: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """The final-answer step of every method: `keep_to_choices` when the run's `answer_choices` is on, else the answer
+    as it is and no call."""
+    return keep_to_choices(state, answer, ctx, evidence) if ctx.answer_choices else (answer, [])
 
 
 def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any,
