@@ -59,7 +59,7 @@ def test_an_answer_names_a_choice_by_a_shared_content_word():
 
 def choice_ctx(generator, **options) -> tuple[Context, dict[str, ScriptedChatModel]]:
     models = {"generator": ScriptedChatModel(generator)}
-    return Context(**fake_roles("choices", models), **options), models
+    return Context(**fake_roles("choices", models), **{"answer_choices": True, **options}), models
 
 
 def test_an_off_choice_answer_is_replaced_by_the_choice_the_generator_picks_from_the_evidence():

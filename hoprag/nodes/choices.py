@@ -111,18 +111,12 @@ def choice_grammar(choices: list[str]) -> str:
     return "root ::= " + " | ".join(literals) + "\n"
 
 
-def answer_kept_to_choices(state: dict[str, Any], answer: str, ctx: Any,
-                           evidence: str | None = None) -> tuple[str, list[dict[str, Any]]]:
-    """The final-answer step of every method: `keep_to_choices` when the run's `answer_choices` is on, else the answer
-    as it is and no call."""
-    return keep_to_choices(state, answer, ctx, evidence) if ctx.answer_choices else (answer, [])
-
-
 def keep_to_choices(state: dict[str, Any], answer: str, ctx: Any,
                     evidence: str | None = None) -> tuple[str, list[dict[str, Any]]]:
-    """`answer`, or the named choice the generator picks when `answer` names none of them; the call's record.
-    `evidence` defaults to what the run's state holds (`answer_evidence`)."""
-    choices = named_choices(state["question"])
+    """The final-answer step of every method: `answer`, or, when the run's `answer_choices` is on and `answer` names
+    none of the question's choices, the one the generator picks; the call's record. `evidence` defaults to what the
+    run's state holds (`answer_evidence`)."""
+    choices = named_choices(state["question"]) if ctx.answer_choices else []
     if not choices or matching_choice(answer, choices) is not None:
         return answer, []
     prompt = CHOOSE.format(question=state["question"], choices="\n".join(f"- {c}" for c in choices),

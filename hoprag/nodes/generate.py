@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from hoprag.context import context_of
 from hoprag.eval.metrics import normalize_answer
 from hoprag.llm import call_llm
-from hoprag.nodes.choices import answer_kept_to_choices
+from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.parsing import parse_react
 from hoprag.nodes.reasoner import fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes, grounded
@@ -86,7 +86,7 @@ def concise_answer(state: AgentState, runtime: Any = None) -> dict[str, Any]:
                                    max_tokens=32)
         answer = first_line(text) or answer
         calls.append(record.to_dict())
-    answer, records = answer_kept_to_choices(state, answer, ctx)
+    answer, records = keep_to_choices(state, answer, ctx)
     calls.extend(records)
     return {"answer": answer, "calls": calls} if calls else {}
 
@@ -124,7 +124,7 @@ def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, A
     prompt = STANDARD_RAG.format(documents=passages or "None", question=state["question"])
     text, record, _ = call_llm("generator", prompt, ctx, max_tokens=48)
     update = close_step(state, passages or "The search returned no documents.")
-    answer, records = answer_kept_to_choices(state, first_line(text), ctx, passages)
+    answer, records = keep_to_choices(state, first_line(text), ctx, passages)
     return {**update, "answer": answer, "finished_by": "generate", "calls": [record.to_dict(), *records]}
 
 
@@ -137,5 +137,5 @@ def answer_closed_book(state: AgentState, runtime: Any = None) -> dict[str, Any]
     answer = first_line(tail.lstrip(": ")) if marker else first_line(text.strip().splitlines()[-1] if text.strip() else "")
     step = {"kind": "reason", "thought": (reasoning if marker else text).strip(), "action": f"finish[{answer}]"}
     # Closed book, the model's own reasoning is the only evidence the choice call can read.
-    answer, records = answer_kept_to_choices(state, answer, ctx, step["thought"])
+    answer, records = keep_to_choices(state, answer, ctx, step["thought"])
     return {"answer": answer, "finished_by": "finish", "trajectory": [step], "calls": [record.to_dict(), *records]}

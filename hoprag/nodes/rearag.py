@@ -15,7 +15,7 @@ from typing_extensions import TypedDict
 from hoprag.context import Context, context_of, given
 from hoprag.errors import ContextOverflowError
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
-from hoprag.nodes.choices import answer_kept_to_choices
+from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
 from hoprag.nodes.reasoner import MESSAGE_OVERHEAD, QUESTION_FIRST_THOUGHT, resample_repeats
@@ -278,7 +278,7 @@ def concise(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
         text, record, _ = call_llm("generator", prompt, options, max_tokens=max_tokens)
         answer = first_line(text) or state["finish_answer"]
         calls.append(record.to_dict())
-    answer, records = answer_kept_to_choices(state, answer, ctx)
+    answer, records = keep_to_choices(state, answer, ctx)
     calls.extend(records)
     return {"answer": answer, "finished_by": finished_by, **({"calls": calls} if calls else {})}
 

@@ -10,7 +10,7 @@ from typing_extensions import TypedDict
 
 from hoprag.context import context_of
 from hoprag.llm import call_llm
-from hoprag.nodes.choices import answer_kept_to_choices
+from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line
 from hoprag.nodes.parsing import normalize_query, parse_plan, parse_yes_no
 from hoprag.nodes.retrieve import search
@@ -151,5 +151,5 @@ def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
     text, record, _ = call_llm("generator", GENERATE.format(memory=reference, question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")
-    answer, records = answer_kept_to_choices(state, first_line(text), ctx)
+    answer, records = keep_to_choices(state, first_line(text), ctx)
     return {"answer": answer, "finished_by": finished_by, "calls": [record.to_dict(), *records]}
