@@ -22,7 +22,7 @@ from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.retrievers.embedders import register_embedder
 from hoprag.retrievers.index import build_index, chroma_client, index_info, list_indexes, open_index
 
-from .conftest import SHARED_DATA, free_port
+from .conftest import SHARED_DATA, free_port, needs_shared_data
 from .test_retrievers import HashEmbedder, to_jsonl
 
 TWOWIKI = SHARED_DATA / "2wikimultihopqa" / "2wiki_dev_82.json"
@@ -82,6 +82,7 @@ def twowiki_corpus(tmp_path: Path, n: int) -> tuple[Path, list[Document]]:
     return to_jsonl(tmp_path / "corpus.jsonl", docs), docs
 
 
+@needs_shared_data
 def test_build_on_the_server_is_killed_resumed_and_queried_from_another_process(tmp_path, chroma_server):
     corpus, docs = twowiki_corpus(tmp_path, 400)
     env = dict(os.environ, HOPRAG_CHROMA_URL=chroma_server.url)
@@ -128,6 +129,7 @@ def test_build_on_the_server_is_killed_resumed_and_queried_from_another_process(
     assert all(target.title in titles for titles in found.values()), found
 
 
+@needs_shared_data
 def test_cli_lists_the_server_indexes_and_reports_an_unreachable_server(tmp_path, chroma_server):
     hasher = HashEmbedder("test-hash-server")
     register_embedder(hasher)
@@ -146,6 +148,7 @@ def test_cli_lists_the_server_indexes_and_reports_an_unreachable_server(tmp_path
         build_index("lexical", f"jsonl:{corpus}", embedder="none", progress=False)
 
 
+@needs_shared_data
 def test_an_eval_whose_chroma_server_goes_away_stops_with_one_error_and_resumes(tmp_path, chroma_server):
     hasher = HashEmbedder("test-hash-eval")
     register_embedder(hasher)

@@ -9,10 +9,11 @@ import pytest
 from hoprag.context import Context
 from hoprag.run import run_question
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, needs_shared_data
 
 
 @pytest.mark.slow
+@needs_shared_data
 def test_renact_answers_a_real_hotpotqa_question(tmp_path):
     from hoprag.retrievers.index import build_index
 

@@ -11,9 +11,8 @@ import pytest
 from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, fanout_gold_strings, load_dataset
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared/data is not available")
+from .conftest import SHARED_DATA as DATA
+from .conftest import needs_shared_data
 
 COUNTS = [
     ("hotpotqa", "hotpotqa/hotpot_dev_distractor_hard_100.json", 100),
@@ -29,7 +28,7 @@ COUNTS = [
 ]
 
 
-@needs_data
+@needs_shared_data
 @pytest.mark.parametrize(("kind", "rel", "count"), COUNTS)
 def test_counts_match_readme(kind: str, rel: str, count: int) -> None:
     examples = load_dataset(f"{kind}:{DATA / rel}")
@@ -40,7 +39,7 @@ def test_counts_match_readme(kind: str, rel: str, count: int) -> None:
         assert e.question.strip() and e.answers and all(isinstance(a, str) for a in e.answers)
 
 
-@needs_data
+@needs_shared_data
 def test_frames_reasoning_type_keyword_and_limit() -> None:
     spec = f"frames:{DATA / 'frames/test.tsv'}"
     assert len(load_dataset(spec, reasoning_type="Multiple constraints")) == 549
@@ -51,7 +50,7 @@ def test_frames_reasoning_type_keyword_and_limit() -> None:
     assert "James Buchanan" in first.supporting_titles
 
 
-@needs_data
+@needs_shared_data
 def test_hotpot_original_layout() -> None:
     e = load_dataset(f"hotpotqa:{DATA / 'hotpotqa/hotpot_dev_distractor_hard_100.json'}", limit=1)[0]
     assert e.id == "5a7f6fd75542992e7d278cfa"
@@ -63,7 +62,7 @@ def test_hotpot_original_layout() -> None:
     assert all(p["text"] for p in e.paragraphs)
 
 
-@needs_data
+@needs_shared_data
 def test_hotpot_hf_layout() -> None:
     e = load_dataset(f"hotpotqa:{DATA / 'hotpotqa/hotpot_dev_distractor_first100_hf.json'}", limit=1)[0]
     assert e.question == "Were Scott Derrickson and Ed Wood of the same nationality?"
@@ -73,7 +72,7 @@ def test_hotpot_hf_layout() -> None:
     assert sum(p["is_supporting"] for p in e.paragraphs) == 2
 
 
-@needs_data
+@needs_shared_data
 def test_musique() -> None:
     examples = load_dataset(f"musique:{DATA / 'musique/musique_ans_train_100.jsonl'}")
     e = examples[0]
@@ -84,7 +83,7 @@ def test_musique() -> None:
     assert all(x.hops == len(x.raw["question_decomposition"]) for x in examples)
 
 
-@needs_data
+@needs_shared_data
 def test_2wiki_hops() -> None:
     examples = load_dataset(f"2wiki:{DATA / '2wikimultihopqa/2wiki_dev_82.json'}")
     e = examples[0]
@@ -93,7 +92,7 @@ def test_2wiki_hops() -> None:
     assert all(x.hops and x.hops >= 2 for x in examples)
 
 
-@needs_data
+@needs_shared_data
 def test_fanoutqa() -> None:
     examples = load_dataset(f"fanoutqa:{DATA / 'fanoutqa/fanout-final-dev.json'}")
     e = examples[0]
@@ -111,14 +110,14 @@ def test_fanout_gold_strings() -> None:
     assert fanout_gold_strings(12) == ["12"]
 
 
-@needs_data
+@needs_shared_data
 def test_nq() -> None:
     e = load_dataset(f"nq:{DATA / 'nq_open/NQ-open.dev.jsonl'}", limit=1)[0]
     assert e.question == "when was the last time anyone was on the moon"
     assert e.answers == ["14 December 1972 UTC", "December 1972"] and e.hops == 1
 
 
-@needs_data
+@needs_shared_data
 def test_dataset_file_hash() -> None:
     path = DATA / "2wikimultihopqa/2wiki_dev_82.json"
     digest = dataset_file_hash(path)

