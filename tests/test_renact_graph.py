@@ -113,6 +113,20 @@ def test_react_observes_raw_documents():
     assert "notes" not in result["usage"]
 
 
+def test_bm25_segments_rank_by_score_and_keep_reading_order_among_ties():
+    from hoprag.nodes.write_notes import top_segments
+
+    def segment(marker: str) -> str:  # one sentence of 50 words is one segment
+        return f"{marker} " + "filler " * 49 + "."
+
+    pages = [{"title": "One", "text": " ".join(segment(m) for m in ("zero", "one", "two Thames"))},
+             {"title": "Two", "text": " ".join(segment(m) for m in ("three", "Thames bridge", "five", "six"))}]
+    ranked = [text.split()[0] for _, text in top_segments("Thames bridge", pages)]
+    # both query words first, then one; the rest score 0 and keep reading order, not BM25's tie order
+    assert ranked == ["Thames", "two", "zero", "one", "three"]
+    assert [title for title, _ in top_segments("Thames bridge", pages)][:2] == ["Two", "One"]
+
+
 def test_long_finish_answer_is_shortened_in_small():
     ctx = make_ctx(["Action: finish[The answer to this question is certainly the one named Short Answer]"], preset="small")
     result = run_question("renact", "Q?", ctx)

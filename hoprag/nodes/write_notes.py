@@ -23,6 +23,11 @@ def gathered_notes(trajectory: list[dict[str, Any]]) -> list[str]:
     return [f"{n['title']} - {n['note']}" for step in trajectory for n in step.get("notes", []) if n["relevant"]]
 
 
+def numbered_results(pages: list[tuple[str, str]]) -> str:
+    """An observation in the ReNAct paper's shape: one "(Result i) title - text" line a note, page or segment."""
+    return "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(pages, 1))
+
+
 def write_one_note(
     step: int, query: str, document: dict[str, Any], previous: list[str], ctx: Any
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -104,13 +109,13 @@ def observe_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     notes = sorted((n for n in state.get("step_notes", []) if n["step"] == step), key=lambda n: order.get(n["doc_id"], 0))
     kept = [n for n in notes if n["relevant"]]
     if kept:
-        observation = "\n".join(f"(Result {i}) {n['title']} - {n['note']}" for i, n in enumerate(kept, 1))
+        observation = numbered_results([(n["title"], n["note"]) for n in kept])
     elif not state.get("documents"):
         observation = "The search returned no documents. Try a different search term."
     elif ctx.notes_fallback_segments:
         # The writer refused every page: show the pages' best passages rather than nothing.
         segments = top_segments(state["pending"]["query"], state["documents"], ctx.notes_fallback_segments)
-        observation = NO_NOTES_FALLBACK + "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(segments, 1))
+        observation = NO_NOTES_FALLBACK + numbered_results(segments)
     else:
         observation = "No relevant information was found. Try a different search term."
     return close_step(state, observation, notes=notes)
@@ -121,7 +126,7 @@ def observe_documents(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     documents = state.get("documents") or []
     if not documents:
         return close_step(state, "The search returned no documents. Try a different search term.")
-    observation = "\n".join(f"(Result {i}) {d['title']} - {d['text']}" for i, d in enumerate(documents, 1))
+    observation = numbered_results([(d["title"], d["text"]) for d in documents])
     return close_step(state, observation)
 
 
@@ -152,10 +157,12 @@ def top_segments(query: str, documents: list[dict[str, Any]], n: int = SEGMENTS)
     pool = [(d["title"], segment) for d in documents for segment in page_segments(d)]
     if len(pool) <= n:
         return pool
-    ranking = bm25_rank(query, [segment for _, segment in pool], k=n)
+    ranking = bm25_rank(query, [segment for _, segment in pool])
     if ranking is None:
         return pool[:n]  # no query word is in the pages: keep reading order
-    return [pool[i] for i, _ in ranking]
+    # Equal scores (segments that share no query word all score 0) keep reading order, not BM25's top-k order.
+    best = sorted(ranking, key=lambda ranked: (-ranked[1], ranked[0]))[:n]
+    return [pool[i] for i, _ in best]
 
 
 def observe_segments(state: AgentState, runtime: Any = None) -> dict[str, Any]:
@@ -164,7 +171,7 @@ def observe_segments(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     if not documents:
         return close_step(state, "The search returned no documents. Try a different search term.")
     segments = top_segments(state["pending"]["query"], documents)
-    observation = "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(segments, 1))
+    observation = numbered_results(segments)
     return close_step(state, observation)
 
 
