@@ -121,10 +121,10 @@ def test_bm25_segments_rank_by_score_and_keep_reading_order_among_ties():
 
     pages = [{"title": "One", "text": " ".join(segment(m) for m in ("zero", "one", "two Thames"))},
              {"title": "Two", "text": " ".join(segment(m) for m in ("three", "Thames bridge", "five", "six"))}]
-    ranked = [text.split()[0] for _, text in top_segments("Thames bridge", pages)]
+    segments = top_segments("Thames bridge", pages)
     # both query words first, then one; the rest score 0 and keep reading order, not BM25's tie order
-    assert ranked == ["Thames", "two", "zero", "one", "three"]
-    assert [title for title, _ in top_segments("Thames bridge", pages)][:2] == ["Two", "One"]
+    assert [text.split()[0] for _, text in segments] == ["Thames", "two", "zero", "one", "three"]
+    assert [title for title, _ in segments][:2] == ["Two", "One"]
 
 
 def test_long_finish_answer_is_shortened_in_small():
