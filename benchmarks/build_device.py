@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -77,8 +78,6 @@ class SyntheticEmbedder:
 
 def random_minilm(files: Path, device: str) -> Any:
     """all-MiniLM-L6-v2's architecture with random weights, loaded by hoprag's SentenceTransformerEmbedder."""
-    import shutil
-
     from transformers import AutoConfig, AutoModel
 
     from hoprag.retrievers.embedders import SentenceTransformerEmbedder

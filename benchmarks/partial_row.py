@@ -18,16 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.preset_table import summary_row  # noqa: E402
+from benchmarks.preset_table import run_config, summary_row  # noqa: E402
 from hoprag.eval.runner import aggregate  # noqa: E402
-
-
-def run_config(results: Path) -> dict[str, str]:
-    """Method and preset from the run's name: `<dataset>-<method>-<preset>` (a run folder's or a committed file's)."""
-    name = results.parent.name if results.name == "results.jsonl" else results.name.removesuffix(".results.jsonl")
-    dataset, _, rest = name.partition("-")
-    method, _, preset = rest.rpartition("-")
-    return {"method": method, "preset": preset, "dataset": f"partial:{dataset}"}  # preset_table shows the part after the kind
 
 
 def main() -> int:

@@ -12,6 +12,9 @@ question, and the ratio of its seconds to that floor (issue 13's target: at most
 
 With `--baseline FOLDER` (standard RAG's run on the same questions and index), the table adds each run's F1 minus
 the baseline's and the median seconds a question (from its results.jsonl), for issue 13's targets.
+
+A folder without summary.json (a run stopped part-way, or a seed's folder) is read from its records, aggregated with
+this checkout's `aggregate`; its method and preset come from its name, `<dataset>-<method>-<preset>`.
 """
 
 from __future__ import annotations
@@ -19,20 +22,52 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hoprag.eval.runner import aggregate  # noqa: E402
 
 
 def floor_seconds(summary: dict, prompt_tps: float, gen_tps: float) -> float:
-    """Seconds a question would take inside the model alone at the given throughput, every prompt token evaluated."""
+    """Seconds a question would take inside the model alone at the given throughput, every prompt token evaluated.
+
+    The tokens are those the model served; where a summary predates that count, those of every call, the response
+    cache's included (which overstates the floor of a method that repeats a prompt within a question, as ReSP does)."""
+    if "model_input_tokens_per_question" in summary:
+        return summary["model_input_tokens_per_question"] / prompt_tps + summary["model_output_tokens_per_question"] / gen_tps
     roles = (summary.get("tokens_per_question") or {}).values()
     return sum(r["input_tokens"] / prompt_tps + r["output_tokens"] / gen_tps for r in roles)
+
+
+def run_config(results: Path) -> dict[str, str]:
+    """Method and preset from the run's name: `[open-]<dataset>-<method>-<preset>` (a run folder's or a committed
+    file's; `open-` is presets.sh's prefix for a run over the open corpus, CORPUS=open)."""
+    name = results.parent.name if results.name == "results.jsonl" else results.name.removesuffix(".results.jsonl")
+    open_corpus = name.startswith("open-")
+    dataset, _, rest = name.removeprefix("open-").partition("-")
+    method, _, preset = rest.rpartition("-")
+    config = {"method": method, "preset": preset, "dataset": f"partial:{dataset}"}  # the table shows the part after the kind
+    return {**config, "index": "open"} if open_corpus else config
+
+
+def load_summary(folder: Path) -> dict | None:
+    """The run's summary.json, or its records aggregated where it has none; None where it has no records yet."""
+    if (folder / "summary.json").is_file():
+        return json.loads((folder / "summary.json").read_text())
+    records = [json.loads(record) for results in sorted(folder.rglob("results.jsonl"))
+               for record in results.read_text().splitlines() if record.strip()]
+    return {**aggregate(records), "config": run_config(folder / "results.jsonl")} if records else None
 
 
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
 def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None, baseline_f1: float | None = None) -> str:
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = load_summary(folder)
+    if summary is None:
+        raise ValueError(f"{folder} holds no summary.json and no records")
     line = summary_row(summary, prompt_tps, gen_tps)
     if baseline_f1 is None:
         return line
@@ -79,14 +114,17 @@ def main() -> None:
     parser.add_argument("--baseline", help="run folder of standard RAG on the same questions: adds F1 vs it and median s")
     args = parser.parse_args()
     floor = bool(args.prompt_tps and args.gen_tps)
-    baseline_f1 = json.loads((Path(args.baseline) / "summary.json").read_text())["f1"] if args.baseline else None
+    baseline = load_summary(Path(args.baseline)) if args.baseline else None
+    if args.baseline and baseline is None:
+        parser.error(f"--baseline {args.baseline}: no summary.json and no records there")
+    baseline_f1 = baseline["f1"] if baseline else None
     print("| method | preset | dataset | n | EM | F1 | cover-EM | steps | finish rate % (ended by) | invalid % | "
           "tokens in/out per question by role | s/question | re-processed prompt % | s / s in LLM | peak RSS MB |"
           + (" LLM floor s | s / floor |" if floor else "") + (" F1 - RAG F1 | median s |" if args.baseline else ""))
     print("|---" * (15 + 2 * floor + 2 * bool(args.baseline)) + "|")
     for folder in args.folders:
         path = Path(folder)
-        if (path / "summary.json").is_file():
+        if load_summary(path) is not None:  # a folder with nothing in it yet (a run not started) is no row
             print(row(path, args.prompt_tps, args.gen_tps, baseline_f1))
 
 

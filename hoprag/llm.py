@@ -86,6 +86,10 @@ def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, floa
             # The embedded model: prompt tokens it evaluated, of the prompt tokens of the calls that say so.
             row["evaluated_tokens"] = row.get("evaluated_tokens", 0) + call["evaluated_tokens"]
             row["evaluated_of"] = row.get("evaluated_of", 0) + call["input_tokens"]
+        if call.get("cached"):
+            # Served from the response cache, so no model time: the LLM floor leaves these tokens out.
+            row["cached_input_tokens"] = row.get("cached_input_tokens", 0) + call["input_tokens"]
+            row["cached_output_tokens"] = row.get("cached_output_tokens", 0) + call["output_tokens"]
         row["calls"] += 1
         row["cached_calls"] += int(bool(call.get("cached")))
         row["input_tokens"] += call["input_tokens"]

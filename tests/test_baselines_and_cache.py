@@ -80,12 +80,16 @@ def test_eval_rerun_costs_no_model_calls_and_judge_is_added_later(tmp_path):
     register_retriever("eval-rag", Recorder(DOCS))
     generator = ScriptedChatModel(lambda messages: "11" if "page 1" in str(messages[-1].content) else "wrong")
     ctx = Context(llm=register_fake("fake:eval-gen", generator), index="eval-rag", llm_cache=True)
-    run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False)
+    first = run_eval("rag", f"jsonl:{data}", tmp_path / "a", ctx, progress=False)
     assert len(generator.prompts) == 3
     summary = run_eval("rag", f"jsonl:{data}", tmp_path / "b", ctx, progress=False)  # a fresh folder
     assert len(generator.prompts) == 3 and summary["em"] == round(100 / 3, 2)
     records = [json.loads(line) for line in (tmp_path / "b" / "results.jsonl").read_text().splitlines()]
     assert all(r["usage"]["generator"]["cached_calls"] == 1 for r in records) and summary["avg_cached_calls"] == 1
+    # The rerun's tokens are the first run's, but the model served none of them: its LLM floor has no tokens.
+    assert summary["tokens_per_question"] == first["tokens_per_question"]
+    assert first["model_input_tokens_per_question"] == first["tokens_per_question"]["generator"]["input_tokens"] > 0
+    assert summary["model_input_tokens_per_question"] == summary["model_output_tokens_per_question"] == 0
 
     judge_model = ScriptedChatModel(
         lambda m: "Explanation: matches.\nDecision: TRUE" if "Predicted Answer: 11" in str(m[-1].content)

@@ -70,6 +70,37 @@ def test_a_baseline_adds_f1_against_rag_and_the_median_seconds_of_the_records(tm
     assert cells[-2:] == ["-5.50", "7.0"]  # 40 - 45.5; the median of 3, 50 and 7, where the mean would be 20
 
 
+def _record(qid: str, f1: float, cached_input: int) -> dict:
+    usage = {"calls": 3, "cached_calls": 1, "input_tokens": 300, "output_tokens": 30, "seconds": 5.0,
+             "cached_input_tokens": cached_input, "cached_output_tokens": 10}
+    return {"id": qid, "metrics": {"em": f1, "f1": f1, "cover_em": f1}, "steps": 2, "seconds": 6.0,
+            "finished_by": "sufficient", "parsed_outputs": 2, "invalid_outputs": 0, "usage": {"summarizer": usage}}
+
+
+def test_a_folder_without_summary_is_read_from_its_records_with_a_floor_of_the_tokens_the_model_served(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    run = tmp_path / "open-hotpot-resp-paper"  # a run stopped part-way: records, no summary.json
+    run.mkdir()
+    (run / "results.jsonl").write_text(json.dumps(_record("q1", 1.0, 100)) + "\n" + json.dumps(_record("q2", 0.0, 300)) + "\n")
+    rag = tmp_path / "open-hotpot-rag-small"
+    rag.mkdir()
+    (rag / "results.jsonl").write_text(json.dumps({**_record("q1", 0.0, 0), "finished_by": "generate"}) + "\n")
+    table = _preset_table()
+
+    cells = [c.strip() for c in table.row(run, prompt_tps=100, gen_tps=10).split("|")[1:-1]]
+
+    assert cells[:3] == ["resp", "paper", "hotpot (open corpus)"] and cells[5] == "50"
+    assert cells[8] == "100 (sufficient 2)"
+    # 300 prompt tokens a question, 200 of them answered by the response cache: the model served 100 and 20 more.
+    assert cells[-2:] == ["3.0", "2.00"]  # 100/100 + 20/10 s; 6 s over it
+
+    monkeypatch.setattr("sys.argv", ["preset_table.py", "--baseline", str(rag), str(run), str(tmp_path / "empty")])
+    (tmp_path / "empty").mkdir()  # a run not started yet: no row
+    table.main()
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert len(rows) == 1 and rows[0].split("|")[-3].strip() == "+50.00"  # 50 against RAG's 0
+
+
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
     """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
     a run's committed partial results (<partial>/<commit>/<run>.results.jsonl) are in place to resume."""

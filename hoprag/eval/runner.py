@@ -201,6 +201,13 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     summary["tokens_per_question"] = {role: {k: round(v, 1) for k, v in row.items()} for role, row in roles.items()}
     summary["total_tokens_per_question"] = round(
         sum(row["input_tokens"] + row["output_tokens"] for row in roles.values()), 1)
+    # The tokens the model served a question, less those of calls the response cache answered: the LLM floor's.
+    # Records from before the usage kept cached tokens apart have no such count; they get none.
+    usages = [u for r in records for u in (r.get("usage") or {}).values()]
+    if all("cached_input_tokens" in u or not u.get("cached_calls") for u in usages):
+        for kind in ("input", "output"):
+            summary[f"model_{kind}_tokens_per_question"] = round(
+                sum(u[f"{kind}_tokens"] - u.get(f"cached_{kind}_tokens", 0) for u in usages) / n, 1)
     # The embedded model: the share of prompt tokens it evaluated rather than reused from a role's KV cache.
     evaluated = [(u["evaluated_tokens"], u["evaluated_of"]) for r in records for u in (r.get("usage") or {}).values()
                  if u.get("evaluated_of")]
