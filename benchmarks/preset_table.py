@@ -64,10 +64,12 @@ def load_summary(folder: Path) -> dict | None:
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
-def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None, baseline_f1: float | None = None) -> str:
+def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None,
+        baseline_f1: float | None = None) -> str | None:
+    """The folder's table row; None for a run with nothing in it yet."""
     summary = load_summary(folder)
     if summary is None:
-        raise ValueError(f"{folder} holds no summary.json and no records")
+        return None
     line = summary_row(summary, prompt_tps, gen_tps)
     if baseline_f1 is None:
         return line
@@ -123,9 +125,9 @@ def main() -> None:
           + (" LLM floor s | s / floor |" if floor else "") + (" F1 - RAG F1 | median s |" if args.baseline else ""))
     print("|---" * (15 + 2 * floor + 2 * bool(args.baseline)) + "|")
     for folder in args.folders:
-        path = Path(folder)
-        if load_summary(path) is not None:  # a folder with nothing in it yet (a run not started) is no row
-            print(row(path, args.prompt_tps, args.gen_tps, baseline_f1))
+        line = row(Path(folder), args.prompt_tps, args.gen_tps, baseline_f1)
+        if line:  # a run not started yet is no row
+            print(line)
 
 
 if __name__ == "__main__":

@@ -209,13 +209,12 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
             summary[f"model_{kind}_tokens_per_question"] = round(
                 sum(u[f"{kind}_tokens"] - u.get(f"cached_{kind}_tokens", 0) for u in usages) / n, 1)
     # The embedded model: the share of prompt tokens it evaluated rather than reused from a role's KV cache.
-    evaluated = [(u["evaluated_tokens"], u["evaluated_of"]) for r in records for u in (r.get("usage") or {}).values()
-                 if u.get("evaluated_of")]
+    evaluated = [(u["evaluated_tokens"], u["evaluated_of"]) for u in usages if u.get("evaluated_of")]
     if evaluated:
         summary["reprocessed_prompt_share"] = round(100 * sum(e for e, _ in evaluated) / sum(o for _, o in evaluated), 1)
     # Seconds in the model (calls not served by the cache, less the time they queued for the embedded model)
     # against the wall-clock seconds of the question: what orchestration, retrieval and Python add.
-    model_seconds = sum(u["seconds"] - u.get("queued_seconds", 0.0) for r in records for u in (r.get("usage") or {}).values())
+    model_seconds = sum(u["seconds"] - u.get("queued_seconds", 0.0) for u in usages)
     if model_seconds > 0:
         summary["avg_llm_seconds"] = round(model_seconds / n, 3)
         summary["seconds_over_llm"] = round(sum(r.get("seconds") or 0 for r in records) / model_seconds, 3)
