@@ -117,7 +117,7 @@ def test_a_filter_that_leaves_nothing_raises_the_temperature(monkeypatch):
     # tp0 = 1.0 (paper); the same query again leaves the filter empty: +0.5, +0.5, then the answer is forced.
     assert sorted(set(temperatures)) == [1.0, 1.5, 2.0]
     assert corpus.queries.count("Rush band") == 1  # executed once; the repeats were filtered out
-    assert result["finished_by"] == "cap"
+    assert result["finished_by"] == "no_new_query"  # forced before T, and named apart from the cap
 
 
 def test_only_new_documents_are_added_and_the_answer_is_forced_at_t():

@@ -270,6 +270,9 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     else:  # no tags at all: the reply's last line may still be an answer
         value = re.sub(r"\[\w+\]", "", text).strip().split("\n")[-1].strip()
     step = {"kind": "answer", "thought": parsed.analysis, "action": f"answer[{value}]", "forced": True}
-    return {"answer": value, "finished_by": "cap", "trajectory": [step],
+    # Two ways here, told apart in the records ("ended by"): T iterations, or a filter that left no new query
+    # after every temperature raise (the runs of the 50-question tables that end early).
+    at_cap = state.get("iteration", 0) >= (ctx.max_iterations or 6)
+    return {"answer": value, "finished_by": "cap" if at_cap else "no_new_query", "trajectory": [step],
             "calls": [record.parsed(parsed.kind != "answer", parsed.problem or ("" if parsed.kind == "answer" else "no [Answer]"))]}
 
