@@ -18,8 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.preset_table import run_config, summary_row  # noqa: E402
-from hoprag.eval.runner import aggregate  # noqa: E402
+from benchmarks.preset_table import records_summary, summary_row  # noqa: E402
 
 
 def main() -> int:
@@ -34,7 +33,7 @@ def main() -> int:
     if not records:
         print(f"{args.results} holds no records yet", file=sys.stderr)
         return 2
-    summary = {**aggregate(records), "config": run_config(args.results)}
+    summary = records_summary(records, args.results)
     seconds = [r["seconds"] for r in records]
     print(summary_row(summary))
     print(f"seconds a question: median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}; "

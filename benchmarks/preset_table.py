@@ -52,13 +52,18 @@ def run_config(results: Path) -> dict[str, str]:
     return {**config, "index": "open"} if open_corpus else config
 
 
+def records_summary(records: list[dict], results: Path) -> dict:
+    """A summary of a run's records, with the method and preset of its name (`results`: its results.jsonl)."""
+    return {**aggregate(records), "config": run_config(results)}
+
+
 def load_summary(folder: Path) -> dict | None:
     """The run's summary.json, or its records aggregated where it has none; None where it has no records yet."""
     if (folder / "summary.json").is_file():
         return json.loads((folder / "summary.json").read_text())
     records = [json.loads(record) for results in sorted(folder.rglob("results.jsonl"))
                for record in results.read_text().splitlines() if record.strip()]
-    return {**aggregate(records), "config": run_config(folder / "results.jsonl")} if records else None
+    return records_summary(records, folder / "results.jsonl") if records else None
 
 
 SPREAD_COLUMNS = ("em", "f1", "cover_em")

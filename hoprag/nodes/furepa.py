@@ -241,9 +241,13 @@ def retrieve(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
             "raises": 0, "trajectory": [step]}
 
 
+def _at_cap(state: FuRePAState, ctx: Context) -> bool:
+    """T iterations done (the paper's T = 6 where the preset leaves it unset)."""
+    return state.get("iteration", 0) >= (ctx.max_iterations or 6)
+
+
 def route_after_retrieve(state: FuRePAState, runtime: Any = None) -> str:
-    ctx = context_of(runtime)
-    return "force_answer" if state.get("iteration", 0) >= (ctx.max_iterations or 6) else "plan"
+    return "force_answer" if _at_cap(state, context_of(runtime)) else "plan"
 
 
 def answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
@@ -272,7 +276,6 @@ def force_answer(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     step = {"kind": "answer", "thought": parsed.analysis, "action": f"answer[{value}]", "forced": True}
     # Two ways here, told apart in the records ("ended by"): T iterations, or a filter that left no new query
     # after every temperature raise (the runs of the 50-question tables that end early).
-    at_cap = state.get("iteration", 0) >= (ctx.max_iterations or 6)
-    return {"answer": value, "finished_by": "cap" if at_cap else "no_new_query", "trajectory": [step],
+    return {"answer": value, "finished_by": "cap" if _at_cap(state, ctx) else "no_new_query", "trajectory": [step],
             "calls": [record.parsed(parsed.kind != "answer", parsed.problem or ("" if parsed.kind == "answer" else "no [Answer]"))]}
 
