@@ -60,6 +60,7 @@ def run_question(
         "method": method,
         "answer": final.get("answer", ""),
         "finished_by": final.get("finished_by", ""),
+        "answer_reply": final.get("answer_reply", ""),
         "steps": sum(1 for s in trajectory if s.get("kind") == "search" or "sub_question" in s),
         "turns": len(trajectory),
         "repeated_queries": final.get("repeated_queries", 0),

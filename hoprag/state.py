@@ -17,6 +17,7 @@ class OutputState(TypedDict, total=False):
     trajectory: list[dict[str, Any]]
     calls: list[dict[str, Any]]
     finished_by: str
+    answer_reply: str
     repeated_queries: int
     dropped_observations: int
     judgements: list[dict[str, str]]
@@ -34,5 +35,8 @@ class AgentState(TypedDict, total=False):
     documents: list[dict[str, Any]]  # documents retrieved for the step in flight
     answer: str
     finished_by: str  # finish | notes | cap
+    # The generator's reply the answer was read from, where that reply is free text (the synthesis at the step
+    # cap): kept so a wrong reading can be told from a wrong answer.
+    answer_reply: str
     repeated_queries: Annotated[int, operator.add]
     dropped_observations: int

@@ -465,6 +465,8 @@ def test_fanoutqa_judge_needs_every_gold_item():
     ("Answer: Rush", "Rush"),
     ("Observation 6: Invalid action (no valid Action found)\nRush", "Rush"),
     ("Observation 6: Invalid action (no valid Action found)", ""),
+    ("Collected notes:\nPanglao Island", "Panglao Island"),
+    ("Collected notes:\n- Panglao Island is in Bohol.\nAnswer: Panglao Island", "Panglao Island"),
 ])
 def test_the_synthesized_answer_survives_a_reply_in_react_format(reply, answer):
     from hoprag.nodes.generate import synthesized_answer

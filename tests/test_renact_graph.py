@@ -55,6 +55,7 @@ def test_cap_reached_synthesizes_answer():
     result = run_question("renact", "Q?", ctx)
     assert result["finished_by"] == "cap"
     assert result["answer"] == "Short Answer"
+    assert "Short Answer" in result["answer_reply"]  # the reply the answer was read from is kept
     assert result["turns"] == 3
     assert result["repeated_queries"] == 2
 

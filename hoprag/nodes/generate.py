@@ -56,17 +56,27 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     messages, _ = fit_prompt(state["question"], trajectory, ctx, role="generator", tail=[HumanMessage(request)],
                              max_tokens=48)
     text, record, _ = call_llm("generator", messages, ctx, max_tokens=48)
-    return {"answer": synthesized_answer(text), "finished_by": "cap", "calls": [record.to_dict()]}
+    return {"answer": synthesized_answer(text), "answer_reply": text, "finished_by": "cap", "calls": [record.to_dict()]}
+
+
+# A line that is only a header, as the synthesis prompt's own "Collected notes:" echoed back.
+BARE_HEADER = re.compile(r"\s*[A-Za-z][\w ]{0,30}:\s*$")
 
 
 def synthesized_answer(text: str) -> str:
     """The answer in a synthesis reply. After a ReAct history the model may go on in its format
     ("Thought 7: ... Action 7: finish[X]"): the finish argument is the answer, a bare Thought line
-    loses its label, and an echoed "Observation 6: ..." line is not an answer."""
+    loses its label, and an echoed "Observation 6: ..." line is not an answer. A reply that echoes the
+    prompt's "Collected notes:" header (ReNAct `paper` on MuSiQue answered with it) is read past the
+    header: a labelled "Answer: X" line wins, else the first line after it."""
     action = parse_react(text)
     if action.kind == "finish":
         return action.argument
-    lines = [line for line in text.strip().splitlines() if not re.match(r"\s*Observation\s*\d*\s*:", line, re.IGNORECASE)]
+    lines = [line for line in text.strip().splitlines()
+             if not re.match(r"\s*Observation\s*\d*\s*:", line, re.IGNORECASE) and not BARE_HEADER.match(line)]
+    labelled = [line for line in lines if line.strip().lower().startswith(tuple(label.lower() for label in ANSWER_LABELS))]
+    if labelled and first_line(labelled[0]):
+        return first_line(labelled[0])
     return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", "\n".join(lines).strip(), flags=re.IGNORECASE))
 
 
