@@ -171,3 +171,20 @@ def test_the_page_of_recorded_runs(tmp_path, browser):
     runs = [Path(p) for p in os.environ["HOPRAG_REPORT_RUNS"].split()]
     page = write_html(runs, tmp_path / "report.html")
     print(check_page(browser, page, runs))
+
+
+def test_the_reply_a_cap_synthesis_was_read_from_is_shown(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Question 0?", "answers": ["ans0"]}))
+    register_retriever("html-index", Pages())
+
+    def model(messages):  # searches until the cap; the synthesis echoes its prompt's header first
+        if "step limit" in str(messages[-1].content):
+            return "Collected notes:\nAnswer: ans0"
+        return "YES#Rush is Canadian." if "Extract relevant" in str(messages[-1].content) else "Action: search[Rush; band]"
+
+    spec = register_fake("fake:html-cap", ScriptedChatModel(model))
+    run_eval("renact", f"jsonl:{data}", tmp_path / "cap", Context(llm=spec, index="html-index", max_steps=2),
+             progress=False)
+    page = render_html([tmp_path / "cap"])
+    assert 'class="answer right"' in page and "Read from the reply: <q>Collected notes:" in page

@@ -162,6 +162,8 @@ def _trajectory(record: dict[str, Any], run: str) -> str:
             f'{record.get("seconds", 0):.1f} s in all'
             + (f", final answer {answer_usage['calls']} LLM calls, {answer_usage['input_tokens']} in / "
                f"{answer_usage['output_tokens']} out tokens" if answer_usage.get("calls") else "") + "</div>")
+    if record.get("answer_reply"):  # the free-text reply the answer was read from (the synthesis at the cap)
+        foot += f'<div class="muted">Read from the reply: <q>{_e(record["answer_reply"])}</q></div>'
     error = f'<div class="no">Error: {_e(record["error"])}</div>' if record.get("error") else ""
     return f"<div><strong>{_e(run)}</strong></div>{error}{steps or '<div class=muted>No steps.</div>'}{foot}"
 
