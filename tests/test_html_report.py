@@ -69,10 +69,16 @@ def test_report_html_cli_writes_a_self_contained_page(tmp_path):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)  # nothing fetched from a network
 
 
-def test_a_multi_seed_run_gives_one_answer_column_per_seed(tmp_path):
+def one_question(tmp_path: Path) -> Path:
+    """A one-question dataset ("Question 0?", answer ans0) over the two-page index."""
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "q0", "question": "Question 0?", "answers": ["ans0"]}))
     register_retriever("html-index", Pages())
+    return data
+
+
+def test_a_multi_seed_run_gives_one_answer_column_per_seed(tmp_path):
+    data = one_question(tmp_path)
     spec = register_fake("fake:html-seeds", ScriptedChatModel(lambda m: "ans0"))
     run_eval_seeds("rag", f"jsonl:{data}", tmp_path / "rag-seeds", Context(llm=spec, index="html-index"), 2,
                    progress=False)
@@ -174,9 +180,7 @@ def test_the_page_of_recorded_runs(tmp_path, browser):
 
 
 def test_the_reply_a_cap_synthesis_was_read_from_is_shown(tmp_path):
-    data = tmp_path / "d.jsonl"
-    data.write_text(json.dumps({"id": "q0", "question": "Question 0?", "answers": ["ans0"]}))
-    register_retriever("html-index", Pages())
+    data = one_question(tmp_path)
 
     def model(messages):  # searches until the cap; the synthesis echoes its prompt's header first
         if "step limit" in str(messages[-1].content):

@@ -24,6 +24,7 @@ CONCISE_WORDS = 8
 
 
 ANSWER_LABELS = ("Answer:", "Short answer:", "Final answer:")
+LOWER_ANSWER_LABELS = tuple(label.lower() for label in ANSWER_LABELS)
 
 
 def first_line(text: str) -> str:
@@ -74,10 +75,9 @@ def synthesized_answer(text: str) -> str:
         return action.argument
     lines = [line for line in text.strip().splitlines()
              if not re.match(r"\s*Observation\s*\d*\s*:", line, re.IGNORECASE) and not BARE_HEADER.match(line)]
-    labelled = [line for line in lines if line.strip().lower().startswith(tuple(label.lower() for label in ANSWER_LABELS))]
-    if labelled and first_line(labelled[0]):
-        return first_line(labelled[0])
-    return first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", "\n".join(lines).strip(), flags=re.IGNORECASE))
+    labelled = next((answer for line in lines if line.strip().lower().startswith(LOWER_ANSWER_LABELS)
+                     and (answer := first_line(line))), "")
+    return labelled or first_line(re.sub(r"^\s*(Thought|Action)\s*\d*\s*:\s*", "", "\n".join(lines).strip(), flags=re.IGNORECASE))
 
 
 def is_short(answer: str) -> bool:
