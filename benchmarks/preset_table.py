@@ -11,7 +11,9 @@ in the same session), the table adds each run's LLM floor, prompt tokens / P + g
 question, and the ratio of its seconds to that floor (issue 13's target: at most 1.15).
 
 With `--baseline FOLDER` (standard RAG's run on the same questions and index), the table adds each run's F1 minus
-the baseline's and the median seconds a question (from its results.jsonl), for issue 13's targets.
+the baseline's and the median seconds a question (from its results.jsonl), for issue 13's targets. Where both folders
+hold records, the difference is over the questions they share, so a run stopped part-way is compared with RAG on its
+own questions, not with RAG's mean over all of them: the cell then says "on the same N".
 
 A folder without summary.json (a run stopped part-way, or a seed's folder) is read from its records, aggregated with
 this checkout's `aggregate`; its method and preset come from its name, `<dataset>-<method>-<preset>`.
@@ -61,26 +63,62 @@ def load_summary(folder: Path) -> dict | None:
     """The run's summary.json, or its records aggregated where it has none; None where it has no records yet."""
     if (folder / "summary.json").is_file():
         return json.loads((folder / "summary.json").read_text())
-    records = [json.loads(record) for results in sorted(folder.rglob("results.jsonl"))
-               for record in results.read_text().splitlines() if record.strip()]
+    records = load_records(folder)
     return records_summary(records, folder / "results.jsonl") if records else None
 
 
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
+def load_records(folder: Path) -> list[dict]:
+    """Every record under the folder (a multi-seed run's seed folders included)."""
+    return [json.loads(record) for results in sorted(folder.rglob("results.jsonl"))
+            for record in results.read_text().splitlines() if record.strip()]
+
+
+def f1_by_question(records: list[dict]) -> dict[str, float]:
+    """Each question's F1 in percent, the mean over its records where a multi-seed run holds several."""
+    scores: dict[str, list[float]] = {}
+    for record in records:
+        if "id" in record and "metrics" in record:
+            scores.setdefault(record["id"], []).append(100 * record["metrics"]["f1"])
+    return {qid: statistics.fmean(f1s) for qid, f1s in scores.items()}
+
+
+def f1_against(run: dict[str, float], baseline: dict[str, float]) -> tuple[float, int] | None:
+    """The run's F1 minus the baseline's over the questions both hold, and how many those are; None if they share
+    none. A question's F1 is the mean of its seeds, so a full run's difference is its mean minus the baseline's."""
+    shared = run.keys() & baseline.keys()
+    if not shared:
+        return None
+    return statistics.fmean(run[q] for q in shared) - statistics.fmean(baseline[q] for q in shared), len(shared)
+
+
 def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None,
-        baseline_f1: float | None = None) -> str | None:
-    """The folder's table row; None for a run with nothing in it yet."""
+        baseline_f1: float | None = None, baseline_by_question: dict[str, float] | None = None) -> str | None:
+    """The folder's table row; None for a run with nothing in it yet.
+
+    `baseline_by_question` (the baseline's `f1_by_question`) compares on the questions the run and the baseline share;
+    `baseline_f1`, the baseline's mean, is the fallback where either side has no per-question records."""
     summary = load_summary(folder)
     if summary is None:
         return None
     line = summary_row(summary, prompt_tps, gen_tps)
-    if baseline_f1 is None:
+    if baseline_f1 is None and not baseline_by_question:
         return line
-    seconds = [json.loads(record)["seconds"] for results in sorted(folder.rglob("results.jsonl"))
-               for record in results.read_text().splitlines() if record.strip()]
+    records = load_records(folder)
+    seconds = [record["seconds"] for record in records]
     median = f"{statistics.median(seconds):.1f}" if seconds else "n/a"
+    run_by_question = f1_by_question(records)
+    if baseline_by_question and run_by_question:
+        against = f1_against(run_by_question, baseline_by_question)
+        if against is None:  # another dataset's or index's questions: no mean of either side compares
+            return f"{line} n/a (no question shared) | {median} |"
+        difference, shared = against
+        same = f" on the same {shared}" if shared < max(len(baseline_by_question), len(run_by_question)) else ""
+        return f"{line} {difference:+.2f}{same} | {median} |"
+    if baseline_f1 is None:
+        return f"{line} n/a | {median} |"
     return f"{line} {summary['f1'] - baseline_f1:+.2f} | {median} |"
 
 
@@ -125,12 +163,13 @@ def main() -> None:
     if args.baseline and baseline is None:
         parser.error(f"--baseline {args.baseline}: no summary.json and no records there")
     baseline_f1 = baseline["f1"] if baseline else None
+    baseline_by_question = f1_by_question(load_records(Path(args.baseline))) if args.baseline else None
     print("| method | preset | dataset | n | EM | F1 | cover-EM | steps | finish rate % (ended by) | invalid % | "
           "tokens in/out per question by role | s/question | re-processed prompt % | s / s in LLM | peak RSS MB |"
           + (" LLM floor s | s / floor |" if floor else "") + (" F1 - RAG F1 | median s |" if args.baseline else ""))
     print("|---" * (15 + 2 * floor + 2 * bool(args.baseline)) + "|")
     for folder in args.folders:
-        line = row(Path(folder), args.prompt_tps, args.gen_tps, baseline_f1)
+        line = row(Path(folder), args.prompt_tps, args.gen_tps, baseline_f1, baseline_by_question)
         if line:  # a run not started yet is no row
             print(line)
 

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from hoprag.eval.runner import merge_seed_summaries
 
@@ -84,7 +90,9 @@ def test_a_folder_without_summary_is_read_from_its_records_with_a_floor_of_the_t
     (run / "results.jsonl").write_text(json.dumps(_record("q1", 1.0, 100)) + "\n" + json.dumps(_record("q2", 0.0, 300)) + "\n")
     rag = tmp_path / "open-hotpot-rag-small"
     rag.mkdir()
-    (rag / "results.jsonl").write_text(json.dumps({**_record("q1", 0.0, 0), "finished_by": "generate"}) + "\n")
+    # RAG ran all three questions (F1 33.33); on the two the stopped run holds it scores 0.
+    (rag / "results.jsonl").write_text("".join(json.dumps({**_record(qid, f1, 0), "finished_by": "generate"}) + "\n"
+                                               for qid, f1 in (("q1", 0.0), ("q2", 0.0), ("q3", 1.0))))
     table = _preset_table()
 
     cells = [c.strip() for c in table.row(run, prompt_tps=100, gen_tps=10).split("|")[1:-1]]
@@ -98,18 +106,31 @@ def test_a_folder_without_summary_is_read_from_its_records_with_a_floor_of_the_t
     (tmp_path / "empty").mkdir()  # a run not started yet: no row
     table.main()
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert len(rows) == 1 and rows[0].split("|")[-3].strip() == "+50.00"  # 50 against RAG's 0
+    # 50 against RAG's 0 on the run's own two questions, not against RAG's 33.33 over all three
+    assert len(rows) == 1 and rows[0].split("|")[-3].strip() == "+50.00 on the same 2"
+    # RAG's run of other questions (another dataset's) gives no difference rather than one of unrelated means
+    assert table.row(run, baseline_f1=0.0, baseline_by_question={"q9": 0.0}).split("|")[-3].strip() == "n/a (no question shared)"
+
+
+def test_a_partial_row_compares_with_rag_on_the_questions_the_run_holds(tmp_path: Path) -> None:
+    run = tmp_path / "musique-renact-paper.results.jsonl"
+    run.write_text("".join(json.dumps(_record(qid, f1, 0)) + "\n" for qid, f1 in (("q1", 1.0), ("q2", 0.5))))
+    rag = tmp_path / "musique-rag-small.results.jsonl"
+    rag.write_text("".join(json.dumps(_record(qid, f1, 0)) + "\n" for qid, f1 in (("q1", 0.5), ("q2", 0.5), ("q3", 0.0))))
+    script = SCRIPT.parent / "partial_row.py"
+
+    shown = subprocess.run([sys.executable, str(script), str(run), "--baseline", str(rag)],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    missing = subprocess.run([sys.executable, str(script), str(run), "--baseline", str(tmp_path / "none.jsonl")],
+                             capture_output=True, text=True)
+
+    assert shown[-1] == "F1 - RAG on the 2 questions both hold: +25.00 (RAG 50.00 on them)"  # 75 - 50, not 75 - 33.33
+    assert missing.returncode == 2 and missing.stderr.strip().startswith("no such results file:")
 
 
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
     """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
     a run's committed partial results (<partial>/<commit>/<run>.results.jsonl) are in place to resume."""
-    import os
-    import shutil
-    import subprocess
-
-    import pytest
-
     root = SCRIPT.parents[1]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     if not (root / ".venv" / "bin" / "python").exists() or shutil.which("git") is None or head.returncode:
