@@ -52,13 +52,11 @@ def main() -> int:
     print(f"seconds a question: median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}; "
           f"retrieval recall {summary.get('retrieval_recall')}; repeated queries {summary['avg_repeated_queries']}")
     if baseline:
-        run, rag = f1_by_question(records), f1_by_question(baseline)
-        against = f1_against(run, rag)
+        against = f1_against(f1_by_question(records), f1_by_question(baseline))
         if against is None:
             print(f"{args.baseline} shares no question with {args.results}", file=sys.stderr)
             return 2
-        difference, shared = against
-        rag_f1 = statistics.fmean(rag[q] for q in run.keys() & rag.keys())
+        difference, shared, rag_f1 = against
         print(f"F1 - RAG on the {shared} questions both hold: {difference:+.2f} (RAG {rag_f1:.2f} on them)")
     if args.records:
         for r in records:

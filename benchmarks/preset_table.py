@@ -59,11 +59,12 @@ def records_summary(records: list[dict], results: Path) -> dict:
     return {**aggregate(records), "config": run_config(results)}
 
 
-def load_summary(folder: Path) -> dict | None:
-    """The run's summary.json, or its records aggregated where it has none; None where it has no records yet."""
+def load_summary(folder: Path, records: list[dict] | None = None) -> dict | None:
+    """The run's summary.json, or its records aggregated where it has none (`records`, where the caller has read
+    them already); None where it has no records yet."""
     if (folder / "summary.json").is_file():
         return json.loads((folder / "summary.json").read_text())
-    records = load_records(folder)
+    records = load_records(folder) if records is None else records
     return records_summary(records, folder / "results.jsonl") if records else None
 
 
@@ -85,13 +86,15 @@ def f1_by_question(records: list[dict]) -> dict[str, float]:
     return {qid: statistics.fmean(f1s) for qid, f1s in scores.items()}
 
 
-def f1_against(run: dict[str, float], baseline: dict[str, float]) -> tuple[float, int] | None:
-    """The run's F1 minus the baseline's over the questions both hold, and how many those are; None if they share
-    none. A question's F1 is the mean of its seeds, so a full run's difference is its mean minus the baseline's."""
+def f1_against(run: dict[str, float], baseline: dict[str, float]) -> tuple[float, int, float] | None:
+    """The run's F1 minus the baseline's over the questions both hold, how many those are, and the baseline's F1 on
+    them; None if they share none. A question's F1 is the mean of its seeds, so a full run's difference is its mean
+    minus the baseline's."""
     shared = run.keys() & baseline.keys()
     if not shared:
         return None
-    return statistics.fmean(run[q] for q in shared) - statistics.fmean(baseline[q] for q in shared), len(shared)
+    baseline_f1 = statistics.fmean(baseline[q] for q in shared)
+    return statistics.fmean(run[q] for q in shared) - baseline_f1, len(shared), baseline_f1
 
 
 def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = None,
@@ -100,13 +103,13 @@ def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = N
 
     `baseline_by_question` (the baseline's `f1_by_question`) compares on the questions the run and the baseline share;
     `baseline_f1`, the baseline's mean, is the fallback where either side has no per-question records."""
-    summary = load_summary(folder)
+    records = load_records(folder)
+    summary = load_summary(folder, records)
     if summary is None:
         return None
     line = summary_row(summary, prompt_tps, gen_tps)
     if baseline_f1 is None and not baseline_by_question:
         return line
-    records = load_records(folder)
     seconds = [record["seconds"] for record in records]
     median = f"{statistics.median(seconds):.1f}" if seconds else "n/a"
     run_by_question = f1_by_question(records)
@@ -114,7 +117,7 @@ def row(folder: Path, prompt_tps: float | None = None, gen_tps: float | None = N
         against = f1_against(run_by_question, baseline_by_question)
         if against is None:  # another dataset's or index's questions: no mean of either side compares
             return f"{line} n/a (no question shared) | {median} |"
-        difference, shared = against
+        difference, shared, _ = against
         same = f" on the same {shared}" if shared < max(len(baseline_by_question), len(run_by_question)) else ""
         return f"{line} {difference:+.2f}{same} | {median} |"
     if baseline_f1 is None:
@@ -159,11 +162,12 @@ def main() -> None:
     parser.add_argument("--baseline", help="run folder of standard RAG on the same questions: adds F1 vs it and median s")
     args = parser.parse_args()
     floor = bool(args.prompt_tps and args.gen_tps)
-    baseline = load_summary(Path(args.baseline)) if args.baseline else None
+    baseline_records = load_records(Path(args.baseline)) if args.baseline else []
+    baseline = load_summary(Path(args.baseline), baseline_records) if args.baseline else None
     if args.baseline and baseline is None:
         parser.error(f"--baseline {args.baseline}: no summary.json and no records there")
     baseline_f1 = baseline["f1"] if baseline else None
-    baseline_by_question = f1_by_question(load_records(Path(args.baseline))) if args.baseline else None
+    baseline_by_question = f1_by_question(baseline_records) if args.baseline else None
     print("| method | preset | dataset | n | EM | F1 | cover-EM | steps | finish rate % (ended by) | invalid % | "
           "tokens in/out per question by role | s/question | re-processed prompt % | s / s in LLM | peak RSS MB |"
           + (" LLM floor s | s / floor |" if floor else "") + (" F1 - RAG F1 | median s |" if args.baseline else ""))

@@ -25,6 +25,8 @@ CONCISE_WORDS = 8
 
 ANSWER_LABELS = ("Answer:", "Short answer:", "Final answer:")
 LOWER_ANSWER_LABELS = tuple(label.lower() for label in ANSWER_LABELS)
+# A line that is only a header, as the synthesis prompt's own "Collected notes:" echoed back.
+BARE_HEADER = re.compile(r"\s*[A-Za-z][\w ]{0,30}:\s*$")
 
 
 def first_line(text: str) -> str:
@@ -58,10 +60,6 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
                              max_tokens=48)
     text, record, _ = call_llm("generator", messages, ctx, max_tokens=48)
     return {"answer": synthesized_answer(text), "answer_reply": text, "finished_by": "cap", "calls": [record.to_dict()]}
-
-
-# A line that is only a header, as the synthesis prompt's own "Collected notes:" echoed back.
-BARE_HEADER = re.compile(r"\s*[A-Za-z][\w ]{0,30}:\s*$")
 
 
 def synthesized_answer(text: str) -> str:
