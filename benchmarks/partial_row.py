@@ -14,14 +14,13 @@ results.jsonl on the same index) adds the run's F1 minus RAG's on the questions 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.preset_table import f1_against, f1_by_question, records_summary, summary_row  # noqa: E402
+from benchmarks.preset_table import f1_against, f1_by_question, read_results, records_summary, summary_row  # noqa: E402
 
 
 def read_records(results: Path) -> list[dict] | None:
@@ -29,7 +28,7 @@ def read_records(results: Path) -> list[dict] | None:
     if not results.is_file():
         print(f"no such results file: {results}", file=sys.stderr)
         return None
-    records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    records = read_results(results)
     if not records:
         print(f"{results} holds no records yet", file=sys.stderr)
         return None

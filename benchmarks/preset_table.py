@@ -71,10 +71,14 @@ def load_summary(folder: Path, records: list[dict] | None = None) -> dict | None
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
+def read_results(results: Path) -> list[dict]:
+    """The records of one results.jsonl."""
+    return [json.loads(record) for record in results.read_text().splitlines() if record.strip()]
+
+
 def load_records(folder: Path) -> list[dict]:
     """Every record under the folder (a multi-seed run's seed folders included)."""
-    return [json.loads(record) for results in sorted(folder.rglob("results.jsonl"))
-            for record in results.read_text().splitlines() if record.strip()]
+    return [record for results in sorted(folder.rglob("results.jsonl")) for record in read_results(results)]
 
 
 def f1_by_question(records: list[dict]) -> dict[str, float]:
