@@ -4,11 +4,15 @@ A run of an older build (the grid's frozen 8d4f9c3) writes summary.json only whe
 records as they are, with this checkout's `aggregate`, into `preset_table.py`'s row, so a session can report a run it
 stops part-way (`benchmarks/partial/<commit>/<run>.results.jsonl`, named `<dataset>-<method>-<preset>`). It adds the
 median and largest seconds a question; `--records` also prints one line per question. `--baseline` (standard RAG's
-results.jsonl on the same index) adds the run's F1 minus RAG's on the questions the run holds, and RAG's F1 there.
+results.jsonl on the same index) adds the run's F1 minus RAG's on the questions the run holds, RAG's F1 there, and how
+many questions score better and worse than RAG. `--questions 22-29` keeps the 22nd to 29th records (file order), the
+questions one session added; `--prompt-tps` and `--gen-tps` (that session's throughput) add the LLM floor columns.
 
     python benchmarks/partial_row.py ../frozen-8d4f9c3/runs/presets/musique-renact-paper/results.jsonl --records
     python benchmarks/partial_row.py benchmarks/partial/a6addbb/open-hotpot-renact-paper.results.jsonl \
         --baseline benchmarks/partial/a6addbb/open-hotpot-rag-small.results.jsonl
+    python benchmarks/partial_row.py benchmarks/partial/a6addbb/hotpot-renact-paper.results.jsonl \
+        --questions 22-29 --prompt-tps 41 --gen-tps 11.7
 """
 
 from __future__ import annotations
@@ -35,19 +39,43 @@ def read_records(results: Path) -> list[dict] | None:
     return records
 
 
+def question_range(text: str) -> tuple[int, int]:
+    """`A-B` (1-based, inclusive) as a pair; argparse reports anything else as a usage error."""
+    first, dash, last = text.partition("-")
+    if not (dash and first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIRST-LAST, e.g. 22-29")
+    return int(first), int(last)
+
+
+def better_worse(run: dict[str, float], baseline: dict[str, float]) -> tuple[int, int]:
+    """How many shared questions the run scores higher and lower F1 on than the baseline."""
+    shared = run.keys() & baseline.keys()
+    return sum(run[q] > baseline[q] for q in shared), sum(run[q] < baseline[q] for q in shared)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="a run's results.jsonl")
     parser.add_argument("--records", action="store_true", help="also print one line per question")
     parser.add_argument("--baseline", type=Path, help="standard RAG's results.jsonl on the same questions and index")
+    parser.add_argument("--questions", type=question_range, metavar="FIRST-LAST",
+                        help="only the FIRST-th to LAST-th records (1-based, file order)")
+    parser.add_argument("--prompt-tps", type=float, help="embedded model prompt tokens/s, measured in the run's session")
+    parser.add_argument("--gen-tps", type=float, help="embedded model generation tokens/s, measured in the run's session")
     args = parser.parse_args()
     records = read_records(args.results)
     baseline = read_records(args.baseline) if args.baseline else []
     if records is None or baseline is None:
         return 2
+    if args.questions:
+        first, last = args.questions
+        if last > len(records):
+            print(f"{args.results} holds {len(records)} records, fewer than {last}", file=sys.stderr)
+            return 2
+        records = records[first - 1:last]
     summary = records_summary(records, args.results)
     seconds = [r["seconds"] for r in records]
-    print(summary_row(summary))
+    print(summary_row(summary, args.prompt_tps, args.gen_tps))
     print(f"seconds a question: median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}; "
           f"retrieval recall {summary.get('retrieval_recall')}; repeated queries {summary['avg_repeated_queries']}")
     if baseline:
@@ -56,7 +84,9 @@ def main() -> int:
             print(f"{args.baseline} shares no question with {args.results}", file=sys.stderr)
             return 2
         difference, shared, rag_f1 = against
-        print(f"F1 - RAG on the {shared} questions both hold: {difference:+.2f} (RAG {rag_f1:.2f} on them)")
+        better, worse = better_worse(f1_by_question(records), f1_by_question(baseline))
+        print(f"F1 - RAG on the {shared} questions both hold: {difference:+.2f} (RAG {rag_f1:.2f} on them); "
+              f"{better} better, {worse} worse")
     if args.records:
         for r in records:
             print(f"{r['id'][:12]} {r['finished_by']} {r['steps']} {r['seconds']:.0f}s F1 {r['metrics']['f1']} | "

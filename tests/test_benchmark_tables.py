@@ -124,8 +124,31 @@ def test_a_partial_row_compares_with_rag_on_the_questions_the_run_holds(tmp_path
     missing = subprocess.run([sys.executable, str(script), str(run), "--baseline", str(tmp_path / "none.jsonl")],
                              capture_output=True, text=True)
 
-    assert shown[-1] == "F1 - RAG on the 2 questions both hold: +25.00 (RAG 50.00 on them)"  # 75 - 50, not 75 - 33.33
+    # 75 - 50, not 75 - 33.33; q1 scores higher than RAG, q2 the same
+    assert shown[-1] == "F1 - RAG on the 2 questions both hold: +25.00 (RAG 50.00 on them); 1 better, 0 worse"
     assert missing.returncode == 2 and missing.stderr.strip().startswith("no such results file:")
+
+
+def test_a_partial_row_of_one_sessions_questions_has_its_floor(tmp_path: Path) -> None:
+    """`--questions A-B` keeps the records one session added; `--prompt-tps/--gen-tps` add that session's floor."""
+    run = tmp_path / "hotpot-renact-paper.results.jsonl"
+    run.write_text("".join(json.dumps(_record(qid, f1, 0)) + "\n" for qid, f1 in (("q1", 1.0), ("q2", 0.5), ("q3", 0.0))))
+    rag = tmp_path / "hotpot-rag-small.results.jsonl"
+    rag.write_text("".join(json.dumps(_record(qid, 0.5, 0)) + "\n" for qid in ("q1", "q2", "q3")))
+    script = str(SCRIPT.parent / "partial_row.py")
+
+    def shown(*options: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, script, str(run), *options], capture_output=True, text=True)
+
+    segment = shown("--questions", "2-3", "--baseline", str(rag), "--prompt-tps", "100", "--gen-tps", "10")
+    beyond, malformed = shown("--questions", "2-4"), shown("--questions", "3-2")
+
+    row = segment.stdout.splitlines()[0].split("|")
+    assert row[4].strip() == "2" and row[6].strip() == "25"  # two questions, F1 (50 + 0) / 2
+    assert row[-3:-1] == [" 5.0 ", " 1.20 "]  # 300/100 + (30 - 10 cache-served)/10 = 5 s of model time; 6 s taken
+    assert segment.stdout.splitlines()[-1].endswith("-25.00 (RAG 50.00 on them); 0 better, 1 worse")
+    assert beyond.returncode == 2 and beyond.stderr.strip().endswith("holds 3 records, fewer than 4")
+    assert malformed.returncode == 2 and "expected FIRST-LAST" in malformed.stderr
 
 
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
