@@ -79,12 +79,13 @@ def main() -> int:
     print(f"seconds a question: median {statistics.median(seconds):.1f}, max {max(seconds):,.0f}; "
           f"retrieval recall {summary.get('retrieval_recall')}; repeated queries {summary['avg_repeated_queries']}")
     if baseline:
-        against = f1_against(f1_by_question(records), f1_by_question(baseline))
+        run_by_question, baseline_by_question = f1_by_question(records), f1_by_question(baseline)
+        against = f1_against(run_by_question, baseline_by_question)
         if against is None:
             print(f"{args.baseline} shares no question with {args.results}", file=sys.stderr)
             return 2
         difference, shared, rag_f1 = against
-        better, worse = better_worse(f1_by_question(records), f1_by_question(baseline))
+        better, worse = better_worse(run_by_question, baseline_by_question)
         print(f"F1 - RAG on the {shared} questions both hold: {difference:+.2f} (RAG {rag_f1:.2f} on them); "
               f"{better} better, {worse} worse")
     if args.records:
