@@ -18,6 +18,7 @@ questions one session added; `--prompt-tps` and `--gen-tps` (that session's thro
 from __future__ import annotations
 
 import argparse
+import signal
 import statistics
 import sys
 from pathlib import Path
@@ -96,4 +97,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    # Piped into `head`, stop quietly as other Unix tools do instead of ending in a BrokenPipeError traceback.
+    if hasattr(signal, "SIGPIPE"):  # not on Windows
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     raise SystemExit(main())
