@@ -25,10 +25,12 @@ PYTHONPATH="$dir" exec "$root/.venv/bin/python" -m hoprag.cli "\$@"
 EOF
 chmod +x "$dir/.frozen-bin/hoprag"
 # Seed each run folder from its committed partial results (benchmarks/partial/<commit>/<run>.results.jsonl) once.
+# A multi-seed run (SEEDS=3) keeps one folder per seed: <run>@seed-N.results.jsonl seeds runs/presets/<run>/seed-N/
+# (a link <run>@seed-0.results.jsonl -> <run>.results.jsonl makes a single-seed run that run's seed 0).
 for partial in "${HOPRAG_PARTIAL_DIR:-$root/benchmarks/partial}/$commit"/*.results.jsonl; do
   [ -f "$partial" ] || continue
   run=$(basename "$partial" .results.jsonl)
-  target="$dir/runs/presets/$run/results.jsonl"
+  target="$dir/runs/presets/${run/@//}/results.jsonl"
   if [ ! -f "$target" ]; then mkdir -p "$(dirname "$target")"; cp "$partial" "$target"; fi
 done
 cd "$dir"

@@ -153,7 +153,8 @@ def test_a_partial_row_of_one_sessions_questions_has_its_floor(tmp_path: Path) -
 
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
     """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
-    a run's committed partial results (<partial>/<commit>/<run>.results.jsonl) are in place to resume."""
+    a run's committed partial results (<partial>/<commit>/<run>.results.jsonl, and <run>@seed-N.results.jsonl for
+    seed N of a multi-seed run) are in place to resume."""
     root = SCRIPT.parents[1]
     head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     if not (root / ".venv" / "bin" / "python").exists() or shutil.which("git") is None or head.returncode:
@@ -162,14 +163,18 @@ def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp
     partial = tmp_path / "partial"
     (partial / commit).mkdir(parents=True)
     (partial / commit / "hotpot-x-paper.results.jsonl").write_text('{"id": "q1"}\n')
+    # a multi-seed run: seed 0 is the single-seed run's records (a link), seed 1 its own file
+    (partial / commit / "hotpot-x-paper@seed-0.results.jsonl").symlink_to("hotpot-x-paper.results.jsonl")
+    (partial / commit / "hotpot-x-paper@seed-1.results.jsonl").write_text('{"id": "q2"}\n')
     frozen = tmp_path / "frozen"
     script = str(root / "benchmarks" / "frozen_run.sh")
     env = {**os.environ, "HOPRAG_PARTIAL_DIR": str(partial)}
     done = subprocess.run(["bash", script, commit, str(frozen), "bash", "-c",
-                           '$HOPRAG --help >/dev/null && echo "$HOPRAG" && cat runs/presets/hotpot-x-paper/results.jsonl'],
+                           '$HOPRAG --help >/dev/null && echo "$HOPRAG" && cd runs/presets/hotpot-x-paper && '
+                           'cat results.jsonl seed-0/results.jsonl seed-1/results.jsonl'],
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [str(frozen / ".frozen-bin" / "hoprag"), '{"id": "q1"}']
+    assert done.stdout.splitlines() == [str(frozen / ".frozen-bin" / "hoprag"), '{"id": "q1"}', '{"id": "q1"}', '{"id": "q2"}']
     assert (frozen / "hoprag" / "cli.py").is_file()
     bad = subprocess.run(["bash", script, "no-such-commit", str(tmp_path / "b"), "true"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown commit 'no-such-commit'" in bad.stderr
