@@ -6,7 +6,9 @@
 #   e.g. bash benchmarks/frozen_run.sh 8d4f9c3 ../frozen-8d4f9c3 env N=30 METHODS=renact bash benchmarks/presets.sh hotpot paper
 # DIR (outside this checkout) gets `git archive COMMIT` once; COMMAND runs in DIR with HOPRAG pointing at a wrapper that
 # runs that tree's `hoprag` with this checkout's .venv. Partial results committed under benchmarks/partial/ are copied
-# into DIR/runs/presets/<run>/results.jsonl before the first run there, so the run resumes where a session stopped.
+# into DIR/runs/presets/<run>/results.jsonl before the first run there, so the run resumes where a session stopped;
+# <run>@seed-N.results.jsonl goes to <run>/seed-N/, a multi-seed run's (SEEDS=3) folder for seed N (a link
+# <run>@seed-0.results.jsonl -> <run>.results.jsonl makes a single-seed run that run's seed 0).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: bash benchmarks/frozen_run.sh COMMIT DIR COMMAND..." >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,8 +27,6 @@ PYTHONPATH="$dir" exec "$root/.venv/bin/python" -m hoprag.cli "\$@"
 EOF
 chmod +x "$dir/.frozen-bin/hoprag"
 # Seed each run folder from its committed partial results (benchmarks/partial/<commit>/<run>.results.jsonl) once.
-# A multi-seed run (SEEDS=3) keeps one folder per seed: <run>@seed-N.results.jsonl seeds runs/presets/<run>/seed-N/
-# (a link <run>@seed-0.results.jsonl -> <run>.results.jsonl makes a single-seed run that run's seed 0).
 for partial in "${HOPRAG_PARTIAL_DIR:-$root/benchmarks/partial}/$commit"/*.results.jsonl; do
   [ -f "$partial" ] || continue
   run=$(basename "$partial" .results.jsonl)
