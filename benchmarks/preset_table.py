@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -45,8 +46,11 @@ def floor_seconds(summary: dict, prompt_tps: float, gen_tps: float) -> float:
 
 def run_config(results: Path) -> dict[str, str]:
     """Method and preset from the run's name: `[open-]<dataset>-<method>-<preset>` (a run folder's or a committed
-    file's; `open-` is presets.sh's prefix for a run over the open corpus, CORPUS=open)."""
-    name = results.parent.name if results.name == "results.jsonl" else results.name.removesuffix(".results.jsonl")
+    file's; `open-` is presets.sh's prefix for a run over the open corpus, CORPUS=open). One seed of a multi-seed run
+    (`<run>/seed-N/results.jsonl`, committed as `<run>@seed-N.results.jsonl`) is named by its run."""
+    folder = results.parent.parent if re.fullmatch(r"seed-\d+", results.parent.name) else results.parent
+    name = folder.name if results.name == "results.jsonl" else results.name.removesuffix(".results.jsonl")
+    name = re.sub(r"@seed-\d+$", "", name)
     open_corpus = name.startswith("open-")
     dataset, _, rest = name.removeprefix("open-").partition("-")
     method, _, preset = rest.rpartition("-")

@@ -245,7 +245,7 @@ def sample_queries(dataset: str, out: Path, ctx: Any, limit: int | None = None, 
     """Queries sampled the way FuRePA plans (n masked candidates at tp0; the second iteration sees the
     question's top document for the best first query), kept in out/queries.jsonl so a rerun resumes."""
     from hoprag.eval.datasets import load_dataset
-    from hoprag.llm import call_llm
+    from hoprag.llm import call_llm, draw_seed
     from hoprag.nodes.furepa import PLAN_TOKENS, plan_messages, temperature
     from hoprag.nodes.parsing import parse_furepa_plan
 
@@ -269,7 +269,7 @@ def sample_queries(dataset: str, out: Path, ctx: Any, limit: int | None = None, 
                 messages = plan_messages(example.question, evidence, first=t == 0)
                 queries = []
                 for i in range(ctx.furepa_n or 5):
-                    options = ctx.with_options(temperature=temperature(ctx, 0), seed=(ctx.seed or 0) + 7919 * number + 100 * t + i)
+                    options = ctx.with_options(temperature=temperature(ctx, 0), seed=draw_seed(ctx.seed, number, t, i))
                     text, _, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"])
                     plan = parse_furepa_plan(text)
                     if plan.kind == "search" and plan.value not in queries:

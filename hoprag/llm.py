@@ -272,6 +272,15 @@ def _is_overflow(error: Exception) -> bool:
     return "context length" in text or "context window" in text or "exceed context" in text or "maximum context" in text
 
 
+def draw_seed(seed: int | None, *draw: int) -> int:
+    """The seed of one of a call's several draws (FuRePA's candidate plans, a regenerated or resampled step),
+    `draw` its indices: the run's seed mixed with them. The run's seed plus the draw's index would give draw i + 1
+    of seed s the seed of draw i of seed s + 1, so the runs of `--seeds 3` (seeds s, s + 1, s + 2) would share
+    most of their draws and understate the spread over seeds."""
+    payload = json.dumps(["draw", seed or 0, *draw])
+    return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
+
+
 def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
     """The seed a sampled call sends: the run's seed mixed with the call's messages. One fixed seed on every
     call replays the same random draws at each step, which pushes a step whose prompt differs from the last

@@ -16,7 +16,7 @@ from typing import Any
 from hoprag.context import Context
 from hoprag.eval.datasets import Example, load_dataset
 from hoprag.eval.metrics import best_f1
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, draw_seed
 from hoprag.nodes.parsing import FunctionCall, parse_rearag_action
 from hoprag.nodes.rearag import STOP, engine_answer, first_step, read_action
 from hoprag.progress import progress_bar
@@ -44,7 +44,7 @@ def build_chain(example: Example, ctx: Context, seed: int) -> dict[str, Any]:
     sampling = ctx.with_options(temperature=TEMPERATURE, top_p=TOP_P)
     for step in range(1, MAX_STEPS + 1):
         while True:
-            options = sampling.with_options(seed=seed + 1000 * step + retries)
+            options = sampling.with_options(seed=draw_seed(seed, step, retries))
             chat = [(m["role"], m["content"]) for m in messages]
             text, _, _ = call_llm("reasoner", _as_messages(chat), options, stop=STOP, max_tokens=STEP_TOKENS)
             turn = first_step(text)
@@ -129,7 +129,7 @@ def build_data(dataset: str, out: Path, ctx: Context, limit: int | None = None, 
         for example in todo:
             started = time.perf_counter()
             try:
-                record = build_chain(example, ctx, seed=(ctx.seed or 0) + examples.index(example) * 100_000)
+                record = build_chain(example, ctx, seed=draw_seed(ctx.seed, examples.index(example)))
             except Exception as error:  # recorded, not fatal: the build goes on and a rerun retries it
                 bar.console.print(f"[yellow]{example.id}: {type(error).__name__}: {error}")
                 bar.advance(task)

@@ -151,6 +151,18 @@ def test_a_partial_row_of_one_sessions_questions_has_its_floor(tmp_path: Path) -
     assert malformed.returncode == 2 and "expected FIRST-LAST" in malformed.stderr
 
 
+def test_one_seed_of_a_multi_seed_run_is_named_by_its_run() -> None:
+    """A seed's folder (`<run>/seed-N/results.jsonl`) and its committed file (`<run>@seed-N.results.jsonl`) give the
+    run's method and preset, not `seed-N`."""
+    run_config = _preset_table().run_config
+    expected = {"method": "furepa", "preset": "small", "dataset": "partial:2wiki"}
+
+    assert run_config(Path("runs/presets/2wiki-furepa-small/seed-2/results.jsonl")) == expected
+    assert run_config(Path("partial/a6addbb/2wiki-furepa-small@seed-1.results.jsonl")) == expected
+    assert run_config(Path("runs/presets/open-hotpot-resp-paper/results.jsonl")) == {
+        "method": "resp", "preset": "paper", "dataset": "partial:hotpot", "index": "open"}
+
+
 def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp_path):
     """benchmarks/frozen_run.sh: the command runs in an archive of the commit, `$HOPRAG` runs that tree's code, and
     a run's committed partial results (<partial>/<commit>/<run>.results.jsonl, and <run>@seed-N.results.jsonl for

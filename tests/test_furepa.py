@@ -167,9 +167,10 @@ def test_candidates_to_an_endpoint_are_drawn_concurrently_in_order(monkeypatch):
     import time
 
     import hoprag.nodes.furepa as furepa
-    from hoprag.llm import LLMCall
+    from hoprag.llm import LLMCall, draw_seed
 
     running, peak, lock = [0], [0], threading.Lock()
+    draw_index = {draw_seed(None, 0, 0, i): i for i in range(5)}  # the first step's candidate i
 
     def endpoint(role, messages, options, **kwargs):
         with lock:
@@ -179,7 +180,7 @@ def test_candidates_to_an_endpoint_are_drawn_concurrently_in_order(monkeypatch):
         with lock:
             running[0] -= 1
         first = last_user(messages).startswith("To solve")
-        text = f"[Search] query {options.seed % 100}" if first else "[Analysis] x\n[Answer] Rush"
+        text = f"[Search] query {draw_index[options.seed]}" if first else "[Analysis] x\n[Answer] Rush"
         return text, LLMCall(role, "openai:m", 1, 1, 0.05), None
 
     monkeypatch.setattr(furepa, "call_llm", endpoint)
@@ -188,6 +189,29 @@ def test_candidates_to_an_endpoint_are_drawn_concurrently_in_order(monkeypatch):
     update = furepa.plan({"question": "Which band?"}, runtime=type("R", (), {"context": ctx})())
     assert [c["value"] for c in update["candidates"]] == [f"query {i}" for i in range(5)]
     assert peak[0] == 3  # max_concurrency bounds them
+
+
+def test_runs_with_neighbouring_seeds_draw_different_candidates(monkeypatch):
+    """`--seeds 3` runs seeds s, s + 1, s + 2: no candidate of one run may be sent the seed of another's (once seed s
+    plus the candidate's index, which made the three runs share most of their candidates)."""
+    import hoprag.nodes.furepa as furepa
+    from hoprag.llm import LLMCall
+
+    sent: dict[int, list[int]] = {}
+
+    def endpoint(role, messages, options, **kwargs):
+        sent.setdefault(run_seed[0], []).append(options.seed)
+        return "[Search] query", LLMCall(role, "openai:m", 1, 1, 0.0), None
+
+    monkeypatch.setattr(furepa, "call_llm", endpoint)
+    register_retriever("furepa-index", Corpus())
+    run_seed = [0]
+    for seed in (0, 1, 2):
+        run_seed[0] = seed
+        ctx = Context(index="furepa-index", llm="openai:m", seed=seed).resolved("furepa")
+        furepa.plan({"question": "Which band?"}, runtime=type("R", (), {"context": ctx})())
+    assert all(len(set(seeds)) == 5 for seeds in sent.values())  # five candidates, five draws
+    assert not set(sent[0]) & set(sent[1]) and not set(sent[1]) & set(sent[2]) and not set(sent[0]) & set(sent[2])
 
 
 def test_without_the_plan_assessor_one_sample_decides():

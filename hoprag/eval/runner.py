@@ -20,7 +20,7 @@ from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
 from hoprag.graphs import CLOSED_BOOK, method_context
-from hoprag.llm import call_llm, resolve_spec
+from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.paths import cache_dir
 from hoprag.presets import preset_options
 from hoprag.progress import progress_bar
@@ -151,7 +151,7 @@ def judge_record(record: dict[str, Any], judge_ctx: Context, cache: JudgeCache) 
     spec = resolve_spec("judge", judge_ctx)
     gold = record.get("judge_gold") or record["gold"]
     for attempt in range(JUDGE_ATTEMPTS):
-        options = judge_ctx if attempt == 0 else judge_ctx.with_options(temperature=0.7, seed=(judge_ctx.seed or 0) + attempt)
+        options = judge_ctx if attempt == 0 else judge_ctx.with_options(temperature=0.7, seed=draw_seed(judge_ctx.seed, attempt))
         verdict = judge(record["question"], record.get("prediction") or "", gold,
                         lambda prompt, o=options: call_llm("judge", prompt, o, max_tokens=256)[0], spec, cache)
         if verdict["correct"] is not None:

@@ -24,7 +24,7 @@ from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.eval.metrics import normalize_answer
-from hoprag.llm import call_llm, resolve_spec
+from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.nodes.parsing import Plan, normalize_query, parse_furepa_plan
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.furepa import (
@@ -91,7 +91,7 @@ def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     grammar = ctx.action_grammar(FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR)
 
     def draw(i: int) -> tuple[str, Any]:
-        options = ctx.with_options(temperature=temperature(ctx, raises), seed=(ctx.seed or 0) + 1000 * t + 100 * raises + i)
+        options = ctx.with_options(temperature=temperature(ctx, raises), seed=draw_seed(ctx.seed, t, raises, i))
         text, record, _ = call_llm("reasoner", messages, options, max_tokens=PLAN_TOKENS, stop=["\nUser", "\nContext:"],
                                    grammar=grammar)
         return text, record

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.errors import ContextOverflowError
-from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
+from hoprag.llm import call_llm, context_window, count_tokens, draw_seed, resolve_spec
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
@@ -150,7 +150,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
     attempt_messages = list(messages)
     grammar = ctx.action_grammar(REARAG_GRAMMAR.format(number=number))
     for attempt in range(budget + 1):
-        options = ctx if attempt == 0 else ctx.with_options(seed=(ctx.seed or 0) + attempt)
+        options = ctx if attempt == 0 else ctx.with_options(seed=draw_seed(ctx.seed, attempt))
         fitted, cut = keep_first_and_last_halves(attempt_messages, ctx, role)
         text, record, _ = call_llm(role, fitted, options, stop=STOP, grammar=grammar)
         call = read_action(first_step(text), ctx)

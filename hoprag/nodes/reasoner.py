@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END
 
 from hoprag.context import Context, context_of
-from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
+from hoprag.llm import call_llm, context_window, count_tokens, draw_seed, resolve_spec
 from hoprag.nodes.parsing import earlier_search, parse_react
 from hoprag.prompts.react import (
     REACT_GRAMMAR,
@@ -127,7 +127,7 @@ def resample_repeats(think: Callable[[Context], tuple[T, list[dict[str, Any]]]],
         if not query or not earlier_search(trajectory, query, key=key):
             break
         resampled += 1
-        result, more = think(replace(ctx, temperature=RESAMPLE_TEMPERATURE, seed=(ctx.seed or 0) + resampled))
+        result, more = think(replace(ctx, temperature=RESAMPLE_TEMPERATURE, seed=draw_seed(ctx.seed, resampled)))
         records = records + more
     return result, records, resampled
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 from typing_extensions import TypedDict
 
 from hoprag.context import context_of
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, draw_seed
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line
 from hoprag.nodes.parsing import normalize_query, parse_plan, parse_yes_no
@@ -125,7 +125,7 @@ def plan(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     attempts = 1 + (ctx.resp_replans if ctx.resp_on_repeat == "replan" else 0)
     for attempt in range(attempts):
         options = ctx if attempt == 0 else ctx.with_options(
-            temperature=max(ctx.temperature or 0.0, REPLAN_TEMPERATURE), seed=(ctx.seed or 0) + attempt)
+            temperature=max(ctx.temperature or 0.0, REPLAN_TEMPERATURE), seed=draw_seed(ctx.seed, attempt))
         text, record, _ = call_llm("reasoner", prompt, options, max_tokens=64)
         sub_question, problem = parse_plan(text)  # the first line with a question, past a label-only line
         calls.append(record.parsed(bool(problem), problem))
