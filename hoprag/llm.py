@@ -277,8 +277,7 @@ def draw_seed(seed: int | None, *draw: int) -> int:
     `draw` its indices: the run's seed mixed with them. The run's seed plus the draw's index would give draw i + 1
     of seed s the seed of draw i of seed s + 1, so the runs of `--seeds 3` (seeds s, s + 1, s + 2) would share
     most of their draws and understate the spread over seeds."""
-    payload = json.dumps(["draw", seed or 0, *draw])
-    return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
+    return seed_of(json.dumps(["draw", seed or 0, *draw]))
 
 
 def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
@@ -287,7 +286,11 @@ def call_seed(seed: int, messages: list[tuple[str, str]]) -> int:
     only by an observation towards the last step's action. Derived per prompt, sampling stays reproducible
     (same run seed and prompt, same draws) and is independent across steps, as the papers' unseeded API
     sampling is."""
-    payload = json.dumps([seed, messages], ensure_ascii=False)
+    return seed_of(json.dumps([seed, messages], ensure_ascii=False))
+
+
+def seed_of(payload: str) -> int:
+    """A non-negative 31-bit seed (what llama.cpp and OpenAI endpoints accept) hashed from `payload`."""
     return int.from_bytes(hashlib.sha256(payload.encode("utf-8")).digest()[:4], "big") & 0x7FFFFFFF
 
 
