@@ -151,6 +151,36 @@ def test_a_partial_row_of_one_sessions_questions_has_its_floor(tmp_path: Path) -
     assert malformed.returncode == 2 and "expected FIRST-LAST" in malformed.stderr
 
 
+def test_seeds_run_separately_merge_into_mean_spread_and_pooled_counts(tmp_path: Path) -> None:
+    """benchmarks/seed_spread.py: one `--seed N` run a file, merged as `--seeds` merges; a file without a seed in its
+    name is refused with one line."""
+    answers = {0: (("q1", 1.0, "Paris"), ("q2", 0.0, "x")), 10: (("q1", 0.0, "paris."), ("q2", 0.5, "y"))}
+    paths = []
+    for seed, rows in answers.items():
+        path = tmp_path / f"2wiki-furepa-small@seed-{seed}.results.jsonl"
+        path.write_text("".join(json.dumps({**_record(qid, f1, 0), "prediction": answer,
+                                            "invalid_outputs": 1 if seed else 0, "parsed_outputs": 4}) + "\n"
+                                for qid, f1, answer in rows))
+        paths.append(str(path))
+    rag = tmp_path / "2wiki-rag-small.results.jsonl"
+    rag.write_text("".join(json.dumps(_record(qid, 0.25, 0)) + "\n" for qid in ("q1", "q2")))
+    script = str(SCRIPT.parent / "seed_spread.py")
+
+    lines = subprocess.run([sys.executable, script, *paths, "--baseline", str(rag)], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    unnamed = subprocess.run([sys.executable, script, str(rag)], capture_output=True, text=True)
+
+    assert lines[0].startswith("seed 0: 2 questions | EM 50.00 | F1 50.00")
+    assert "F1 - RAG +25.00 (RAG 25.00; 1 better, 1 worse)" in lines[0] and lines[0].endswith("invalid 0 of 8")
+    assert "F1 - RAG +0.00 (RAG 25.00; 1 better, 1 worse)" in lines[1]
+    over = lines[2].split(" | ")
+    assert over[0] == "over seeds 0, 10: em 37.50 ± 17.68" and over[1] == "f1 37.50 ± 17.68"  # F1 50 and 25
+    assert "F1 - RAG +12.50 on the 2 questions (RAG 25.00)" in lines[2]
+    assert "ended by sufficient 4" in lines[2] and "invalid 2 of 16 (12.50%)" in lines[2]
+    assert lines[2].endswith("same answer in every seed 1")  # "Paris" and "paris." normalize alike; "x" and "y" do not
+    assert unnamed.returncode == 2 and unnamed.stderr.startswith("no seed-N in ") and "Traceback" not in unnamed.stderr
+
+
 def test_one_seed_of_a_multi_seed_run_is_named_by_its_run() -> None:
     """A seed's folder (`<run>/seed-N/results.jsonl`) and its committed file (`<run>@seed-N.results.jsonl`) give the
     run's method and preset, not `seed-N`."""

@@ -353,15 +353,13 @@ def merge_seed_summaries(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: int, **options: Any) -> dict[str, Any]:
-    """`seeds` runs with seeds ctx.seed, ctx.seed + 1, ... into out/seed-N, and out/summary.json with the
-    mean and the spread (sample standard deviation, min, max) of each metric over the runs."""
+def seed_spread(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """One summary of a cell run under several seeds (`runs`: each seed's summary, by seed): the summaries merged,
+    each of SPREAD_METRICS as the mean over the seeds with its spread (sample standard deviation, min, max), and
+    each seed's own SPREAD_METRICS under `runs`. `hoprag eval --seeds` writes it; benchmarks/seed_spread.py
+    computes it for seeds that ran as separate `--seed N` runs."""
     import statistics
 
-    first = ctx.seed or 0
-    runs = {}
-    for seed in range(first, first + seeds):
-        runs[seed] = run_eval(method, dataset, out / f"seed-{seed}", dataclasses.replace(ctx, seed=seed), **options)
     summary: dict[str, Any] = {"seeds": list(runs), **merge_seed_summaries(list(runs.values()))}
     summary["questions"] = min(r["questions"] for r in runs.values())
     for name in SPREAD_METRICS:
@@ -370,10 +368,21 @@ def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: in
             summary[name] = round(statistics.fmean(values), 2)
             summary[f"{name}_spread"] = {"std": round(statistics.stdev(values), 2) if len(values) > 1 else 0.0,
                                          "min": min(values), "max": max(values)}
+    summary["runs"] = {f"seed-{seed}": {k: r.get(k) for k in SPREAD_METRICS} for seed, r in runs.items()}
+    return summary
+
+
+def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: int, **options: Any) -> dict[str, Any]:
+    """`seeds` runs with seeds ctx.seed, ctx.seed + 1, ... into out/seed-N, and out/summary.json with the
+    mean and the spread (sample standard deviation, min, max) of each metric over the runs."""
+    first = ctx.seed or 0
+    runs = {}
+    for seed in range(first, first + seeds):
+        runs[seed] = run_eval(method, dataset, out / f"seed-{seed}", dataclasses.replace(ctx, seed=seed), **options)
+    summary = seed_spread(runs)
     config = dict(next(iter(runs.values()))["config"])
     config.pop("seed", None)
     summary["config"] = {**config, "seeds": list(runs)}
-    summary["runs"] = {f"seed-{seed}": {k: r.get(k) for k in SPREAD_METRICS} for seed, r in runs.items()}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary

@@ -1,0 +1,100 @@
+"""One cell over seeds that ran as separate runs: each seed's row, then the mean and spread over the seeds.
+
+`hoprag eval --seeds N` writes this summary for seeds s, s + 1, ...; on the frozen build a6addbb those share most of
+their draws, so its independent seeds ran one `hoprag eval --seed N` each (seeds 0, 10 and 20, or 0, 30 and 60), and
+`hoprag report` cannot merge them. This reads their results.jsonl files (the seed comes from a `seed-N` in the path,
+as in `<run>@seed-10.results.jsonl` or `<run>/seed-10/results.jsonl`) and merges them with `seed_spread`, the same
+code as `--seeds`: EM, F1 and cover-EM as mean ± sample standard deviation, the ended-by counts summed, the invalid
+outputs pooled. `--baseline` (standard RAG's results.jsonl on the same questions and index) adds each seed's and the
+mean's F1 minus RAG's on the questions they hold.
+
+    python benchmarks/seed_spread.py benchmarks/partial/a6addbb/2wiki-furepa-small@seed-{0,10,20}.results.jsonl \
+        --baseline benchmarks/partial/a6addbb/2wiki-rag-small.results.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import signal
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.partial_row import better_worse, read_records  # noqa: E402
+from benchmarks.preset_table import f1_against, f1_by_question  # noqa: E402
+from hoprag.eval.metrics import normalize_answer  # noqa: E402
+from hoprag.eval.runner import aggregate, seed_spread  # noqa: E402
+
+
+def seed_in(path: Path) -> int | None:
+    """The N of the last `seed-N` in the path, None where it has none."""
+    found = re.findall(r"seed-(\d+)", str(path))
+    return int(found[-1]) if found else None
+
+
+def same_answers(runs: list[list[dict]]) -> int:
+    """How many questions get the same answer in every run (as the metrics compare them: normalized)."""
+    by_question = [{r["id"]: normalize_answer(r.get("prediction") or "") for r in records} for records in runs]
+    shared = set.intersection(*(set(answers) for answers in by_question))
+    return sum(len({answers[q] for answers in by_question}) == 1 for q in shared)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, nargs="+", help="each seed's results.jsonl (a `seed-N` in each path)")
+    parser.add_argument("--baseline", type=Path, help="standard RAG's results.jsonl on the same questions and index")
+    args = parser.parse_args()
+    seeds = [seed_in(path) for path in args.results]
+    if None in seeds:
+        print(f"no seed-N in {args.results[seeds.index(None)]}: name each file <run>@seed-N.results.jsonl or put it "
+              "in a seed-N folder", file=sys.stderr)
+        return 2
+    if len(set(seeds)) < len(seeds):
+        print(f"a seed is given twice: {sorted(seeds)}", file=sys.stderr)
+        return 2
+    records = {seed: read_records(path) for seed, path in zip(seeds, args.results, strict=True)}
+    baseline = read_records(args.baseline) if args.baseline else []
+    if None in records.values() or baseline is None:
+        return 2
+    baseline_by_question = f1_by_question(baseline)
+    summaries = {seed: aggregate(seed_records) for seed, seed_records in records.items()}
+    for seed, summary in summaries.items():
+        line = (f"seed {seed}: {summary['questions']} questions | EM {summary['em']:.2f} | F1 {summary['f1']:.2f} | "
+                f"cover-EM {summary['cover_em']:.2f}")
+        if baseline:
+            by_question = f1_by_question(records[seed])
+            against = f1_against(by_question, baseline_by_question)
+            if against is None:
+                print(f"{args.baseline} shares no question with {args.results[seeds.index(seed)]}", file=sys.stderr)
+                return 2
+            better, worse = better_worse(by_question, baseline_by_question)
+            line += f" | F1 - RAG {against[0]:+.2f} (RAG {against[2]:.2f}; {better} better, {worse} worse)"
+        ended = ", ".join(f"{how} {count}" for how, count in summary["finished_by"].items())
+        parsed = sum(r.get("parsed_outputs") or 0 for r in records[seed])
+        print(f"{line} | ended by {ended} | invalid {summary['invalid_outputs']} of {parsed}")
+    spread = seed_spread(summaries)
+    cells = " | ".join(f"{name} {spread[name]:.2f} ± {spread[f'{name}_spread']['std']:.2f}" for name in
+                       ("em", "f1", "cover_em"))
+    line = f"over seeds {', '.join(map(str, seeds))}: {cells}"
+    if baseline:
+        # A question's F1 is the mean over the seeds that hold it, so over full runs this is the mean's F1 - RAG.
+        pooled = f1_by_question([r for seed_records in records.values() for r in seed_records])
+        difference, shared, rag_f1 = f1_against(pooled, baseline_by_question)
+        line += f" | F1 - RAG {difference:+.2f} on the {shared} questions (RAG {rag_f1:.2f})"
+    invalid = sum(s["invalid_outputs"] for s in summaries.values())
+    parsed = sum(r.get("parsed_outputs") or 0 for seed_records in records.values() for r in seed_records)
+    rate = f" ({100 * invalid / parsed:.2f}%)" if parsed else ""
+    ended = ", ".join(f"{how} {count}" for how, count in spread["finished_by"].items())
+    print(f"{line} | ended by {ended} | invalid {invalid} of {parsed}{rate} | "
+          f"same answer in every seed {same_answers(list(records.values()))}")
+    print(f"seconds a question: {statistics.fmean(s['avg_seconds'] for s in summaries.values()):.1f} on the mean")
+    return 0
+
+
+if __name__ == "__main__":
+    if hasattr(signal, "SIGPIPE"):  # piped into `head`, stop quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    raise SystemExit(main())
