@@ -42,6 +42,11 @@ def same_answers(runs: list[list[dict]]) -> int:
     return sum(len({answers[q] for answers in by_question}) == 1 for q in shared)
 
 
+def ended_by(counts: dict[str, int]) -> str:
+    """`vote 48, cap 2`: how the runs ended."""
+    return ", ".join(f"{how} {count}" for how, count in counts.items())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, nargs="+", help="each seed's results.jsonl (a `seed-N` in each path)")
@@ -61,6 +66,8 @@ def main() -> int:
         return 2
     baseline_by_question = f1_by_question(baseline)
     summaries = {seed: aggregate(seed_records) for seed, seed_records in records.items()}
+    # aggregate keeps the invalid count and the rate; the pooled rate over the seeds needs the parsed count too
+    parsed = {seed: sum(r.get("parsed_outputs") or 0 for r in seed_records) for seed, seed_records in records.items()}
     for seed, summary in summaries.items():
         line = (f"seed {seed}: {summary['questions']} questions | EM {summary['em']:.2f} | F1 {summary['f1']:.2f} | "
                 f"cover-EM {summary['cover_em']:.2f}")
@@ -72,9 +79,8 @@ def main() -> int:
                 return 2
             better, worse = better_worse(by_question, baseline_by_question)
             line += f" | F1 - RAG {against[0]:+.2f} (RAG {against[2]:.2f}; {better} better, {worse} worse)"
-        ended = ", ".join(f"{how} {count}" for how, count in summary["finished_by"].items())
-        parsed = sum(r.get("parsed_outputs") or 0 for r in records[seed])
-        print(f"{line} | ended by {ended} | invalid {summary['invalid_outputs']} of {parsed}")
+        print(f"{line} | ended by {ended_by(summary['finished_by'])} | invalid {summary['invalid_outputs']} of "
+              f"{parsed[seed]}")
     spread = seed_spread(summaries)
     cells = " | ".join(f"{name} {spread[name]:.2f} ± {spread[f'{name}_spread']['std']:.2f}" for name in
                        ("em", "f1", "cover_em"))
@@ -84,11 +90,9 @@ def main() -> int:
         pooled = f1_by_question([r for seed_records in records.values() for r in seed_records])
         difference, shared, rag_f1 = f1_against(pooled, baseline_by_question)
         line += f" | F1 - RAG {difference:+.2f} on the {shared} questions (RAG {rag_f1:.2f})"
-    invalid = sum(s["invalid_outputs"] for s in summaries.values())
-    parsed = sum(r.get("parsed_outputs") or 0 for seed_records in records.values() for r in seed_records)
-    rate = f" ({100 * invalid / parsed:.2f}%)" if parsed else ""
-    ended = ", ".join(f"{how} {count}" for how, count in spread["finished_by"].items())
-    print(f"{line} | ended by {ended} | invalid {invalid} of {parsed}{rate} | "
+    invalid, all_parsed = sum(s["invalid_outputs"] for s in summaries.values()), sum(parsed.values())
+    rate = f" ({100 * invalid / all_parsed:.2f}%)" if all_parsed else ""
+    print(f"{line} | ended by {ended_by(spread['finished_by'])} | invalid {invalid} of {all_parsed}{rate} | "
           f"same answer in every seed {same_answers(list(records.values()))}")
     print(f"seconds a question: {statistics.fmean(s['avg_seconds'] for s in summaries.values()):.1f} on the mean")
     return 0
