@@ -18,6 +18,7 @@ questions one session added; `--prompt-tps` and `--gen-tps` (that session's thro
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import statistics
 import sys
@@ -25,15 +26,33 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.preset_table import f1_against, f1_by_question, read_results, records_summary, summary_row  # noqa: E402
+from benchmarks.preset_table import f1_against, f1_by_question, records_summary, summary_row  # noqa: E402
 
 
 def read_records(results: Path) -> list[dict] | None:
-    """The file's records; None (after one line on stderr) where it is missing or empty."""
+    """The file's records; None (after one line on stderr) where it is missing, empty or not JSON lines."""
     if not results.is_file():
         print(f"no such results file: {results}", file=sys.stderr)
         return None
-    records = read_results(results)
+    records: list[dict] = []
+    try:
+        lines = results.read_text().splitlines()
+    except UnicodeDecodeError:
+        print(f"{results} is not a results.jsonl (not text): give a run's results.jsonl", file=sys.stderr)
+        return None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        # a summary.json, a log or a line cut by a killed run is a usage error here, not a traceback
+        if not isinstance(record, dict):
+            print(f"{results} is not a results.jsonl (line {number} is not a JSON object): give a run's "
+                  "results.jsonl", file=sys.stderr)
+            return None
+        records.append(record)
     if not records:
         print(f"{results} holds no records yet", file=sys.stderr)
         return None

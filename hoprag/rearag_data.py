@@ -122,14 +122,15 @@ def build_data(dataset: str, out: Path, ctx: Context, limit: int | None = None, 
     out.parent.mkdir(parents=True, exist_ok=True)
     rejected = rejected_path(out)
     done = _done_ids(out, rejected)
-    todo = [e for e in examples if e.id not in done]
+    # a question's draw seed is its position in the file, so a resumed build draws what an uninterrupted one would
+    todo = [(position, e) for position, e in enumerate(examples) if e.id not in done]
     kept_so_far = sum(1 for r in done.values() if r.get("kept"))
     with progress_bar("rearag build-data", "kept {task.fields[kept]}", enabled=progress) as bar:
         task = bar.add_task("chains", total=len(examples), completed=len(examples) - len(todo), kept=kept_so_far)
-        for example in todo:
+        for position, example in todo:
             started = time.perf_counter()
             try:
-                record = build_chain(example, ctx, seed=draw_seed(ctx.seed, examples.index(example)))
+                record = build_chain(example, ctx, seed=draw_seed(ctx.seed, position))
             except Exception as error:  # recorded, not fatal: the build goes on and a rerun retries it
                 bar.console.print(f"[yellow]{example.id}: {type(error).__name__}: {error}")
                 bar.advance(task)

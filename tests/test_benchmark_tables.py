@@ -151,6 +151,24 @@ def test_a_partial_row_of_one_sessions_questions_has_its_floor(tmp_path: Path) -
     assert malformed.returncode == 2 and "expected FIRST-LAST" in malformed.stderr
 
 
+def test_a_file_that_is_not_json_lines_is_refused_with_one_line(tmp_path: Path) -> None:
+    """A summary.json given for a results.jsonl, or a last line cut by a killed run, names the file and the line in
+    both scripts instead of a traceback."""
+    summary = tmp_path / "2wiki-furepa-small@seed-0.results.jsonl"
+    summary.write_text(json.dumps({"f1": 0.5, "questions": 2}, indent=2))
+    cut = tmp_path / "2wiki-furepa-small@seed-10.results.jsonl"
+    cut.write_text(json.dumps(_record("q1", 1.0, 0)) + "\n" + json.dumps(_record("q2", 0.5, 0))[:20] + "\n")
+    scripts = [str(SCRIPT.parent / name) for name in ("partial_row.py", "seed_spread.py")]
+
+    refused = [subprocess.run([sys.executable, script, str(path)], capture_output=True, text=True)
+               for script in scripts for path in (summary, cut)]
+
+    for done, line in zip(refused, ("line 1", "line 2", "line 1", "line 2"), strict=True):
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert done.stderr.strip().endswith(f"is not a results.jsonl ({line} is not a JSON object): give a run's "
+                                            "results.jsonl") and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_seeds_run_separately_merge_into_mean_spread_and_pooled_counts(tmp_path: Path) -> None:
     """benchmarks/seed_spread.py: one `--seed N` run a file, merged as `--seeds` merges; a file without a seed in its
     name is refused with one line."""

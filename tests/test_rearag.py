@@ -308,6 +308,35 @@ def test_build_data_keeps_only_well_formed_chains_with_f1_above_zero_and_resumes
     assert len(models["reasoner"].prompts) == calls and again["kept"] == 1
 
 
+def test_build_data_draws_each_question_from_its_position_when_resumed_and_for_a_repeated_question(tmp_path,
+                                                                                              monkeypatch):
+    """A question's draw seed is its position in the file: a resumed build draws what an uninterrupted one would, and
+    a question that appears twice (as in a train file with a duplicate) gets two draws, not the first one's twice."""
+    import hoprag.rearag_data as data
+    from hoprag.llm import draw_seed
+
+    rows = [{"id": "a", "question": "A?", "answers": ["x"]}, {"id": "a", "question": "A?", "answers": ["x"]},
+            {"id": "b", "question": "B?", "answers": ["y"]}]
+    source = tmp_path / "train.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in rows))
+    seeds: list[tuple[str, int | None]] = []
+
+    def fake_chain(example, ctx, seed=None):
+        seeds.append((example.id, seed))
+        if example.id == "b" and len(seeds) == 3:
+            raise RuntimeError("interrupted")  # the first build stops at b; the second resumes there
+        return {"id": example.id, "kept": True, "reason": "kept", "steps": 1}
+
+    monkeypatch.setattr(data, "build_chain", fake_chain)
+    ctx, _, _ = setup(data_reasoner)
+    ctx = ctx.resolved("rearag")
+    data.build_data(f"jsonl:{source}", tmp_path / "chains.jsonl", ctx, progress=False)
+    data.build_data(f"jsonl:{source}", tmp_path / "chains.jsonl", ctx, progress=False)
+
+    assert seeds == [("a", draw_seed(ctx.seed, 0)), ("a", draw_seed(ctx.seed, 1)), ("b", draw_seed(ctx.seed, 2)),
+                     ("b", draw_seed(ctx.seed, 2))]
+
+
 @pytest.mark.parametrize("preset", ["paper", "small"])
 def test_small_data_construction_reads_lenient_calls_and_stores_them_in_the_official_format(tmp_path, preset):
     """The 1.5B model writes `Action 1: search {"query": ...}`; small keeps such a chain, its turns rewritten."""
