@@ -238,3 +238,30 @@ def test_frozen_run_runs_a_command_from_a_commit_with_partial_results_seeded(tmp
     assert (frozen / "hoprag" / "cli.py").is_file()
     bad = subprocess.run(["bash", script, "no-such-commit", str(tmp_path / "b"), "true"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown commit 'no-such-commit'" in bad.stderr
+
+
+def test_index_topk_counts_the_questions_whose_first_search_returns_the_recorded_passages(tmp_path: Path) -> None:
+    """benchmarks/index_topk.py: a rebuilt index is checked against a run's recorded first searches; an index that
+    does not exist is one line and exit 2."""
+    script = SCRIPT.parent / "index_topk.py"
+    spec = importlib.util.spec_from_file_location("index_topk", script)
+    assert spec and spec.loader
+    index_topk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(index_topk)
+    step = {"kind": "search", "query": "", "retrieved_ids": []}
+    records = [{"id": "same", "trajectory": [{**step, "query": "q1", "retrieved_ids": ["a", "b"]}]},
+               {"id": "swapped", "trajectory": [{**step, "query": "q2", "retrieved_ids": ["c", "d"]}]},
+               {"id": "other", "trajectory": [{**step, "query": "q3", "retrieved_ids": ["e", "f"]}]},
+               {"id": "closed-book", "trajectory": [{"kind": "answer"}]}]
+    now = {"q1": ["a", "b"], "q2": ["d", "c"], "q3": ["e", "x"]}
+
+    searched, in_order, as_set, differs = index_topk.compare_top_k(records, lambda query, k: now[query][:k])
+
+    assert (searched, in_order, as_set) == (3, 1, 2)  # the record that never searched is not counted
+    assert [line.split(":")[0] for line in differs] == ["swapped", "other"]
+    results = tmp_path / "hotpot-rag-small.results.jsonl"
+    results.write_text("".join(json.dumps(record) + "\n" for record in records))
+    missing = subprocess.run([sys.executable, str(script), "no-such-index", str(results)], capture_output=True,
+                             text=True)
+    assert missing.returncode == 2 and missing.stderr.startswith("no index named 'no-such-index'")
+    assert len(missing.stderr.strip().splitlines()) == 1
