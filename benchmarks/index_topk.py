@@ -11,14 +11,13 @@ and counts the questions whose top k is the same in order, and the same as a set
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.partial_row import read_records  # noqa: E402
+from benchmarks.partial_row import read_records, run_script  # noqa: E402
 
 
 def first_search(record: dict) -> tuple[str, list[str]] | None:
@@ -72,6 +71,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if hasattr(signal, "SIGPIPE"):  # piped into `head`, stop quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    raise SystemExit(main())
+    run_script(main)

@@ -18,15 +18,23 @@ questions one session added; `--prompt-tps` and `--gen-tps` (that session's thro
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.preset_table import f1_against, f1_by_question, records_summary, summary_row  # noqa: E402
+from benchmarks.preset_table import (  # noqa: E402
+    NotResultsError,
+    f1_against,
+    f1_by_question,
+    read_results,
+    records_summary,
+    summary_row,
+)
 
 
 def read_records(results: Path) -> list[dict] | None:
@@ -34,25 +42,11 @@ def read_records(results: Path) -> list[dict] | None:
     if not results.is_file():
         print(f"no such results file: {results}", file=sys.stderr)
         return None
-    records: list[dict] = []
     try:
-        lines = results.read_text().splitlines()
-    except UnicodeDecodeError:
-        print(f"{results} is not a results.jsonl (not text): give a run's results.jsonl", file=sys.stderr)
+        records = read_results(results)
+    except NotResultsError as error:  # a usage error here, not a traceback
+        print(error, file=sys.stderr)
         return None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            record = None
-        # a summary.json, a log or a line cut by a killed run is a usage error here, not a traceback
-        if not isinstance(record, dict):
-            print(f"{results} is not a results.jsonl (line {number} is not a JSON object): give a run's "
-                  "results.jsonl", file=sys.stderr)
-            return None
-        records.append(record)
     if not records:
         print(f"{results} holds no records yet", file=sys.stderr)
         return None
@@ -115,8 +109,13 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    # Piped into `head`, stop quietly as other Unix tools do instead of ending in a BrokenPipeError traceback.
+def run_script(main: Callable[[], int]) -> NoReturn:
+    """A benchmark script's entry point, its exit status main's. Piped into `head`, it stops quietly as other Unix
+    tools do instead of ending in a BrokenPipeError traceback."""
     if hasattr(signal, "SIGPIPE"):  # not on Windows
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     raise SystemExit(main())
+
+
+if __name__ == "__main__":
+    run_script(main)

@@ -75,9 +75,29 @@ def load_summary(folder: Path, records: list[dict] | None = None) -> dict | None
 SPREAD_COLUMNS = ("em", "f1", "cover_em")
 
 
+class NotResultsError(ValueError):
+    """A file given as a results.jsonl that is not JSON lines (a summary.json, a log, a line cut by a killed run)."""
+
+
 def read_results(results: Path) -> list[dict]:
-    """The records of one results.jsonl."""
-    return [json.loads(record) for record in results.read_text().splitlines() if record.strip()]
+    """The records of one results.jsonl; NotResultsError names the first line that is not a JSON object."""
+    try:
+        lines = results.read_text().splitlines()
+    except UnicodeDecodeError:
+        raise NotResultsError(f"{results} is not a results.jsonl (not text): give a run's results.jsonl") from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            raise NotResultsError(f"{results} is not a results.jsonl (line {number} is not a JSON object): give a "
+                                  "run's results.jsonl")
+        records.append(record)
+    return records
 
 
 def load_records(folder: Path) -> list[dict]:

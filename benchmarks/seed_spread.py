@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import signal
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.partial_row import better_worse, read_records  # noqa: E402
+from benchmarks.partial_row import better_worse, read_records, run_script  # noqa: E402
 from benchmarks.preset_table import f1_against, f1_by_question  # noqa: E402
 from hoprag.eval.metrics import normalize_answer  # noqa: E402
 from hoprag.eval.runner import aggregate, seed_spread  # noqa: E402
@@ -99,6 +98,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if hasattr(signal, "SIGPIPE"):  # piped into `head`, stop quietly
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    raise SystemExit(main())
+    run_script(main)
