@@ -286,6 +286,7 @@ def models_fetch(name: str = typer.Argument("qwen2.5-coder-1.5b")) -> None:
 
 @models_app.command("list")
 def models_list() -> None:
+    """The known GGUF models and whether each is assembled here."""
     from hoprag.local_models import KNOWN_MODELS
     from hoprag.paths import models_dir
 
@@ -502,6 +503,8 @@ def main() -> None:
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
     except Exception as error:  # click usage errors and anything unexpected
+        if type(error).__name__ == "NoArgsIsHelpError":  # a bare group (`hoprag`, `hoprag index`): help was printed
+            sys.exit(0)
         line = _usage_error_line(error)
         if line is not None:
             console.print(f"[bold red]error:[/] {line}", highlight=False)

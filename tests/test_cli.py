@@ -141,6 +141,14 @@ def test_usage_errors_and_bad_values_are_one_line(tmp_path):
     assert_one_line_error(hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(a_file)), "is a file")
 
 
+def test_a_bare_command_group_prints_its_help_and_no_error():
+    for args in [(), ("index",), ("models",)]:
+        result = hoprag(*args)
+        assert result.returncode == 0, result.stderr
+        assert "Usage:" in result.stdout and "Commands" in result.stdout
+        assert "error" not in result.stderr, result.stderr
+
+
 def test_option_pairs_set_context_options_by_their_types():
     from hoprag.cli import make_context, parse_options
 
