@@ -55,10 +55,10 @@ def main() -> int:
     if records is None:
         return 2
     from hoprag.errors import HopragError
-    from hoprag.retrievers.retrievers import DenseRetriever
+    from hoprag.retrievers.retrievers import make_retriever
 
     try:
-        retriever = DenseRetriever(index=args.index)
+        retriever = make_retriever(args.index, kind="dense")  # the runs' retriever: the index's dense vectors
         searched, in_order, as_set, differs = compare_top_k(
             records, lambda query, k: [document.id for document in retriever.search(query, k)])
     except HopragError as error:
