@@ -475,6 +475,21 @@ def report(
         console.print(f"wrote {path}")
 
 
+@app.command("merge-seeds")
+def merge_seeds(
+    runs: list[Path] = typer.Argument(..., help="The --out folders of finished hoprag eval --seed N runs of one cell."),
+    out_dir: Path = typer.Option(..., "--out", help="Folder for the merged summary.json (read it with hoprag report)."),
+) -> None:
+    """Merge seeds run apart (`hoprag eval --seed N` each) into one summary with mean ± spread, as --seeds writes."""
+    from hoprag.eval.runner import merge_seed_runs
+
+    summary = merge_seed_runs(runs, out_dir)
+    cells = " | ".join(f"{name} {summary[name]} ± {summary[f'{name}_spread']['std']}" for name in ("em", "f1", "cover_em")
+                       if f"{name}_spread" in summary)
+    out.print(f"seeds {', '.join(map(str, summary['seeds']))} | {cells}")
+    console.print(f"wrote {out_dir / 'summary.json'}; compare it with hoprag report {out_dir} ...")
+
+
 def _usage_error_line(error: Exception) -> str | None:
     """One line for a command-line usage error (Typer vendors its own click, so match by class name), else None."""
     classes = {cls.__name__ for cls in type(error).__mro__}

@@ -417,6 +417,63 @@ def test_seeds_give_one_run_each_and_a_mean_with_spread(tmp_path):
     assert "paper, 2 seeds" in row and "| 100 ± 0 |" in row
 
 
+def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path):
+    from hoprag.eval.html_report import render_html
+    from hoprag.eval.runner import merge_seed_runs
+
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    apart = [tmp_path / "day1" / "seed-10", tmp_path / "day2" / "seed-20"]
+    for seed, out in zip((10, 20), apart, strict=True):
+        run_eval("renact", dataset, out, eval_ctx(seed=seed), progress=False)
+    together = run_eval_seeds("renact", dataset, tmp_path / "together", eval_ctx(seed=10), 2, progress=False)
+    merged = merge_seed_runs(apart, tmp_path / "merged")
+    assert merged["seeds"] == [10, 20] and merged["config"]["seeds"] == [10, 20] and "seed" not in merged["config"]
+    assert merged["config"]["seed_runs"] == {"seed-10": "../day1/seed-10", "seed-20": "../day2/seed-20"}
+    for key in ("em", "f1", "questions", "finished_by"):  # the same merge as --seeds
+        assert merged[key] == together[key], key
+    assert merged["em_spread"] == {"std": 0.0, "min": 100.0, "max": 100.0}
+    assert json.loads((tmp_path / "merged" / "summary.json").read_text())["seeds"] == [10, 20]
+    row = table([tmp_path / "merged"]).splitlines()[2]
+    assert "paper, 2 seeds" in row and "| 100 ± 0 |" in row
+    html = render_html([tmp_path / "merged"])  # each seed's answers are a column, found where the seed ran
+    assert "merged/seed-10" in html and "merged/seed-20" in html and "ans1" in html
+
+
+def test_merging_seeds_refuses_what_is_not_one_finished_cell(tmp_path):
+    from hoprag.errors import HopragError
+    from hoprag.eval.runner import merge_seed_runs
+
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    runs = {name: tmp_path / name for name in ("s1", "s2", "s1-again", "small", "seeds", "first-one")}
+    run_eval("renact", dataset, runs["s1"], eval_ctx(seed=1), progress=False)
+    run_eval("renact", dataset, runs["s2"], eval_ctx(seed=2), progress=False)
+    run_eval("renact", dataset, runs["s1-again"], eval_ctx(seed=1), progress=False)
+    run_eval("renact", dataset, runs["small"], eval_ctx(seed=3, preset="small"), progress=False)
+    run_eval_seeds("renact", dataset, runs["seeds"], eval_ctx(seed=4), 2, progress=False)
+    run_eval("renact", dataset, runs["first-one"], eval_ctx(seed=5), limit=1, progress=False)
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    summary = json.loads((runs["s2"] / "summary.json").read_text())
+    (unfinished / "summary.json").write_text(json.dumps({**summary, "partial": True, "config": {**summary["config"],
+                                                                                                "seed": 7}}))
+    for given, out, fragment in [
+        (["s1"], "m", "at least two runs"),
+        (["s1", "s2"], "s2", "is one of the runs"),
+        (["s1", "s1-again"], "m", "a seed is given twice"),
+        (["s1", "small"], "m", "is another cell than"),
+        (["s1", "first-one"], "m", "limit None in s1, 1 in first-one"),
+        (["s1", "seeds"], "m", "not a single-seed run"),
+        (["s1", "nowhere"], "m", "has no summary.json"),
+    ]:
+        with pytest.raises(HopragError, match=fragment):
+            merge_seed_runs([tmp_path / name for name in given], tmp_path / out)
+    with pytest.raises(HopragError, match="is unfinished"):
+        merge_seed_runs([runs["s1"], unfinished], tmp_path / "m")
+    assert not (tmp_path / "m").exists()  # a refused merge writes nothing
+    assert "preset 'paper' in s1, 'small' in small" in str(pytest.raises(
+        HopragError, merge_seed_runs, [runs["s1"], runs["small"]], tmp_path / "m").value)
+
+
 def test_reaggregating_keeps_the_commit_that_produced_the_records(tmp_path):
     dataset = write_dataset(tmp_path / "d.jsonl", 2)
     out = tmp_path / "run"

@@ -169,12 +169,15 @@ def _trajectory(record: dict[str, Any], run: str) -> str:
 
 
 def _answer_columns(runs: list[Path], summaries: list[dict[str, Any]]) -> list[tuple[str, Path]]:
-    """The runs whose answers are columns: a multi-seed run (`hoprag eval --seeds N`) gives one per seed."""
+    """The runs whose answers are columns: a multi-seed run (`hoprag eval --seeds N`, or seeds merged by `hoprag
+    merge-seeds`) gives one per seed."""
     columns = []
     for path, summary in zip(runs, summaries, strict=True):
-        seeds = [path / f"seed-{seed}" for seed in summary.get("seeds") or []]
-        if seeds and all(seed.is_dir() for seed in seeds):
-            columns += [(f"{path.name}/{seed.name}", seed) for seed in seeds]
+        seed_runs = (summary.get("config") or {}).get("seed_runs") or {}  # merged: where each seed's run is
+        seeds = ([(name, path / where) for name, where in seed_runs.items()] if seed_runs else
+                 [(f"seed-{seed}", path / f"seed-{seed}") for seed in summary.get("seeds") or []])
+        if seeds and all(folder.is_dir() for _, folder in seeds):
+            columns += [(f"{path.name}/{name}", folder) for name, folder in seeds]
         else:
             columns.append((path.name, path))
     return columns

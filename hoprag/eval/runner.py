@@ -372,6 +372,67 @@ def seed_spread(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+# Config keys that may differ between the seeds of one cell: they do not decide its answers (the questions, set by
+# limit, must be the same).
+SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit"}) | {"seed", "finished", "git_commit"}
+# Named first when two runs are different cells: what a reader recognises a cell by.
+CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "limit", "models")
+
+
+def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
+    """Merge separate `hoprag eval --seed N` runs of one cell (the same method, preset, dataset, index and models;
+    each finished) into out/summary.json: the summary `hoprag eval --seeds` writes, so `hoprag report out` shows
+    the mean ± spread. Seeds run apart (another day, another machine, seeds that are not consecutive) merge
+    like the seeds of one `--seeds` run; `seed_runs` records where each seed's records are, relative to out."""
+    if len(runs) < 2:
+        raise HopragError("give at least two runs to merge (the --out folders of hoprag eval --seed N)")
+    if out.resolve() in {path.resolve() for path in runs}:
+        raise HopragError(f"--out {out} is one of the runs; give a new folder for the merged summary")
+    summaries = {}
+    for path in runs:
+        file = path / "summary.json"
+        if not file.is_file():
+            raise HopragError(f"{path} has no summary.json; give the --out folder of a hoprag eval run")
+        try:
+            summary = json.loads(file.read_text())
+        except json.JSONDecodeError as error:
+            raise HopragError(f"{file} is not JSON ({error.msg}); rerun its hoprag eval command to rewrite it") from None
+        config = summary.get("config") if isinstance(summary, dict) else None
+        if not isinstance(config, dict) or "seeds" in config or "seed" not in config:
+            raise HopragError(f"{path} is not a single-seed run of hoprag eval; give the seed-N folders of a "
+                              "--seeds run, not its merged folder")
+        if summary.get("partial"):
+            raise HopragError(f"{path} is unfinished ({summary.get('questions')} questions so far); rerun its "
+                              "hoprag eval command to finish it, then merge")
+        summaries[path] = summary
+    seeds = [summaries[path]["config"]["seed"] for path in runs]
+    if len(set(seeds)) < len(seeds):
+        raise HopragError(f"a seed is given twice ({', '.join(map(str, seeds))}); each run must have its own seed")
+    first, first_config = runs[0], summaries[runs[0]]["config"]
+    # Where both recorded the dataset's identity (kind, content, filter), the path it was given by may differ.
+    for path in runs[1:]:
+        config = summaries[path]["config"]
+        path_free = {"dataset"} if "dataset_identity" in config and "dataset_identity" in first_config else set()
+        keys = [*CELL_KEYS, *sorted(set(first_config) | set(config) - set(CELL_KEYS))]
+        differ = [k for k in keys if k not in SEED_RUN_DIFFERENCES | path_free and first_config.get(k) != config.get(k)]
+        if differ:
+            shown = "; ".join(f"{k} {first_config.get(k)!r} in {first.name}, {config.get(k)!r} in {path.name}"
+                              for k in differ[:3])
+            raise HopragError(f"{path} is another cell than {first} ({shown}); merge only seeds of one cell")
+    merged = seed_spread({summaries[path]["config"]["seed"]: summaries[path] for path in runs})
+    commits = sorted({c for path in runs for c in ([summaries[path]["config"].get("git_commit")] if isinstance(
+        summaries[path]["config"].get("git_commit"), str) else summaries[path]["config"].get("git_commit") or [])})
+    config = {k: v for k, v in first_config.items() if k not in {"seed", "finished"}}
+    out.mkdir(parents=True, exist_ok=True)
+    merged["config"] = {**config, "seeds": seeds, "git_commit": commits[0] if len(commits) == 1 else commits,
+                        "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), out.resolve())
+                                      for seed, path in zip(seeds, runs, strict=True)}}
+    partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves no half summary
+    partial.write_text(json.dumps(merged, indent=2, default=str))
+    os.replace(partial, out / "summary.json")
+    return merged
+
+
 def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: int, **options: Any) -> dict[str, Any]:
     """`seeds` runs with seeds ctx.seed, ctx.seed + 1, ... into out/seed-N, and out/summary.json with the
     mean and the spread (sample standard deviation, min, max) of each metric over the runs."""
