@@ -487,7 +487,7 @@ def merge_seeds(
     cells = " | ".join(f"{name} {summary[name]} ± {summary[f'{name}_spread']['std']}" for name in ("em", "f1", "cover_em")
                        if f"{name}_spread" in summary)
     out.print(f"seeds {', '.join(map(str, summary['seeds']))} | {cells}")
-    console.print(f"wrote {out_dir / 'summary.json'}; compare it with hoprag report {out_dir} ...")
+    console.print(f"wrote {out_dir / 'summary.json'}; read it with hoprag report {out_dir}")
 
 
 def _usage_error_line(error: Exception) -> str | None:

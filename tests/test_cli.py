@@ -143,6 +143,19 @@ def test_usage_errors_and_bad_values_are_one_line(tmp_path):
     assert_one_line_error(hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(a_file)), "is a file")
 
 
+def test_merge_seeds_prints_the_mean_and_spread_and_writes_the_summary(tmp_path):
+    for seed, f1 in [(10, 30.0), (20, 40.0)]:
+        (tmp_path / f"seed-{seed}").mkdir()
+        summary = {"questions": 2, "em": f1, "f1": f1, "cover_em": f1, "finished_by": {"answer": 2},
+                   "config": {"method": "rag", "preset": "paper", "limit": 2, "seed": seed, "git_commit": "abc"}}
+        (tmp_path / f"seed-{seed}" / "summary.json").write_text(json.dumps(summary))
+    result = hoprag("merge-seeds", str(tmp_path / "seed-10"), str(tmp_path / "seed-20"), "--out", str(tmp_path / "m"))
+    assert result.returncode == 0, result.stderr
+    assert "seeds 10, 20 | em 35.0 ± 7.07 | f1 35.0 ± 7.07" in result.stdout
+    merged = json.loads((tmp_path / "m" / "summary.json").read_text())
+    assert merged["finished_by"] == {"answer": 4} and merged["config"]["git_commit"] == "abc"
+
+
 def test_a_bare_command_group_prints_its_help_and_no_error():
     for args in [(), ("index",), ("models",)]:
         result = hoprag(*args)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from langchain_core.messages import BaseMessage
 
 from hoprag.context import Context
 from hoprag.documents import Document
+from hoprag.errors import HopragError
 from hoprag.eval.datasets import Example
 from hoprag.eval.judge import JudgeCache
 from hoprag.eval.report import table
@@ -417,7 +419,7 @@ def test_seeds_give_one_run_each_and_a_mean_with_spread(tmp_path):
     assert "paper, 2 seeds" in row and "| 100 ± 0 |" in row
 
 
-def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path):
+def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path, monkeypatch):
     from hoprag.eval.html_report import render_html
     from hoprag.eval.runner import merge_seed_runs
 
@@ -426,9 +428,13 @@ def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path):
     for seed, out in zip((10, 20), apart, strict=True):
         run_eval("renact", dataset, out, eval_ctx(seed=seed), progress=False)
     together = run_eval_seeds("renact", dataset, tmp_path / "together", eval_ctx(seed=10), 2, progress=False)
-    merged = merge_seed_runs(apart, tmp_path / "merged")
+    # what does not decide answers may differ: another commit, the concurrency, the cache
+    set_config(apart[1], git_commit=["abc", "def"], concurrency=4, llm_cache=False)
+    monkeypatch.chdir(tmp_path)  # relative paths, as typed on a command line
+    merged = merge_seed_runs([Path("day2/seed-20"), Path("day1/seed-10")], Path("merged"))
     assert merged["seeds"] == [10, 20] and merged["config"]["seeds"] == [10, 20] and "seed" not in merged["config"]
     assert merged["config"]["seed_runs"] == {"seed-10": "../day1/seed-10", "seed-20": "../day2/seed-20"}
+    assert merged["config"]["concurrency"] == 1 and {"abc", "def"} <= set(merged["config"]["git_commit"])
     for key in ("em", "f1", "questions", "finished_by"):  # the same merge as --seeds
         assert merged[key] == together[key], key
     assert merged["em_spread"] == {"std": 0.0, "min": 100.0, "max": 100.0}
@@ -437,10 +443,19 @@ def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path):
     assert "paper, 2 seeds" in row and "| 100 ± 0 |" in row
     html = render_html([tmp_path / "merged"])  # each seed's answers are a column, found where the seed ran
     assert "merged/seed-10" in html and "merged/seed-20" in html and "ans1" in html
+    assert merge_seed_runs(apart, tmp_path / "merged")["seeds"] == [10, 20]  # an earlier merge may be replaced
+    (tmp_path / "day2").rename(tmp_path / "elsewhere")
+    with pytest.raises(HopragError, match=r"seeds whose folders are gone \(seed-20 at ../day2/seed-20"):
+        render_html([tmp_path / "merged"])
+
+
+def set_config(run, **changes) -> None:
+    summary = json.loads((run / "summary.json").read_text())
+    summary["config"].update(changes)
+    (run / "summary.json").write_text(json.dumps(summary))
 
 
 def test_merging_seeds_refuses_what_is_not_one_finished_cell(tmp_path):
-    from hoprag.errors import HopragError
     from hoprag.eval.runner import merge_seed_runs
 
     dataset = write_dataset(tmp_path / "d.jsonl", 2)
@@ -451,27 +466,44 @@ def test_merging_seeds_refuses_what_is_not_one_finished_cell(tmp_path):
     run_eval("renact", dataset, runs["small"], eval_ctx(seed=3, preset="small"), progress=False)
     run_eval_seeds("renact", dataset, runs["seeds"], eval_ctx(seed=4), 2, progress=False)
     run_eval("renact", dataset, runs["first-one"], eval_ctx(seed=5), limit=1, progress=False)
-    unfinished = tmp_path / "unfinished"
-    unfinished.mkdir()
-    summary = json.loads((runs["s2"] / "summary.json").read_text())
-    (unfinished / "summary.json").write_text(json.dumps({**summary, "partial": True, "config": {**summary["config"],
-                                                                                                "seed": 7}}))
+    odd = {}
+    for name, summary in [("unfinished", {"partial": True}), ("unseeded", {"config": {"seed": None}}),
+                          ("corrupt", None), ("k3", {"config": {"k": 3}}), ("no-trunc", {"config": {}})]:
+        odd[name] = tmp_path / name
+        odd[name].mkdir()
+        base = json.loads((runs["s2"] / "summary.json").read_text())
+        if summary is None:
+            (odd[name] / "summary.json").write_text("{not json")
+            continue
+        config = {**base["config"], "seed": 10 + len(odd), **summary.get("config", {})}
+        if name == "no-trunc":  # written before truncated_sampling was recorded: it sampled truncated
+            config.pop("truncated_sampling")
+        (odd[name] / "summary.json").write_text(json.dumps({**base, **summary, "config": config}))
+    paths = {**runs, **odd}
     for given, out, fragment in [
         (["s1"], "m", "at least two runs"),
         (["s1", "s2"], "s2", "is one of the runs"),
-        (["s1", "s1-again"], "m", "a seed is given twice"),
-        (["s1", "small"], "m", "is another cell than"),
-        (["s1", "first-one"], "m", "limit None in s1, 1 in first-one"),
-        (["s1", "seeds"], "m", "not a single-seed run"),
+        (["s1", "s2"], "first-one", "holds a run of hoprag eval"),
+        (["s1", "s1-again"], "m", r"s1 and .*s1-again both ran seed 1"),
+        (["s1", "seeds"], "m", "is the merged folder of several seeds"),
         (["s1", "nowhere"], "m", "has no summary.json"),
+        (["s1", "unfinished"], "m", "is unfinished"),
+        (["s1", "unseeded"], "m", "records no seed"),
+        (["s1", "corrupt"], "m", "is unreadable"),
+        (["s1", "k3"], "m", "different cells \\(k 5 / 3\\)"),
+        (["s1", "first-one"], "m", "different cells \\(limit None / 1\\)"),
     ]:
         with pytest.raises(HopragError, match=fragment):
-            merge_seed_runs([tmp_path / name for name in given], tmp_path / out)
-    with pytest.raises(HopragError, match="is unfinished"):
-        merge_seed_runs([runs["s1"], unfinished], tmp_path / "m")
+            merge_seed_runs([paths[name] if name in paths else tmp_path / name for name in given], tmp_path / out)
     assert not (tmp_path / "m").exists()  # a refused merge writes nothing
-    assert "preset 'paper' in s1, 'small' in small" in str(pytest.raises(
-        HopragError, merge_seed_runs, [runs["s1"], runs["small"]], tmp_path / "m").value)
+    message = str(pytest.raises(HopragError, merge_seed_runs, [runs["s1"], runs["small"]], tmp_path / "m").value)
+    # what names the cell first, then the options it sets, each once (three at most)
+    assert "(preset 'paper' / 'small'; answer_choices False / True; " in message and message.count("preset ") == 1
+    set_config(runs["s2"], truncated_sampling=False)
+    assert "truncated_sampling False / True" in str(  # s2 (seed 2) is named first
+        pytest.raises(HopragError, merge_seed_runs, [odd["no-trunc"], runs["s2"]], tmp_path / "m").value)
+    set_config(runs["s2"], truncated_sampling=True)
+    assert merge_seed_runs([odd["no-trunc"], runs["s2"]], tmp_path / "m")["seeds"] == [2, 15]
 
 
 def test_reaggregating_keeps_the_commit_that_produced_the_records(tmp_path):

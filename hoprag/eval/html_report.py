@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hoprag.errors import HopragError
 from hoprag.eval.report import COLUMNS, NOT_APPLICABLE, load_run, plot_figures
 
 STYLE = """
@@ -176,6 +177,10 @@ def _answer_columns(runs: list[Path], summaries: list[dict[str, Any]]) -> list[t
         seed_runs = (summary.get("config") or {}).get("seed_runs") or {}  # merged: where each seed's run is
         seeds = ([(name, path / where) for name, where in seed_runs.items()] if seed_runs else
                  [(f"seed-{seed}", path / f"seed-{seed}") for seed in summary.get("seeds") or []])
+        missing = [f"{name} at {where}" for name, where in seed_runs.items() if not (path / where).is_dir()]
+        if missing:  # the merged folder moved without its seeds: its answers would be an empty column
+            raise HopragError(f"{path} merges seeds whose folders are gone ({', '.join(missing)}, relative to it); "
+                              "merge them again with hoprag merge-seeds where they are")
         if seeds and all(folder.is_dir() for _, folder in seeds):
             columns += [(f"{path.name}/{name}", folder) for name, folder in seeds]
         else:

@@ -379,54 +379,90 @@ SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit"}) | {"seed", "finished", "g
 CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "limit", "models")
 
 
+def _single_seed_summary(path: Path) -> dict[str, Any]:
+    """The summary of a finished single-seed run in `path`; HopragError (one line) for anything else."""
+    file = path / "summary.json"
+    if not file.is_file():
+        raise HopragError(f"{path} has no summary.json; give the --out folder of a hoprag eval run")
+    try:
+        summary = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise HopragError(f"{file} is unreadable ({error}); rerun its hoprag eval command to rewrite it") from None
+    config = summary.get("config") if isinstance(summary, dict) else None
+    if isinstance(config, dict) and "seeds" in config:
+        raise HopragError(f"{path} is the merged folder of several seeds; give its seed-N folders instead")
+    if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
+        raise HopragError(f"{file} records no seed (an unseeded run, or not one of hoprag eval); rerun it with "
+                          "--seed N to merge it")
+    if summary.get("partial"):
+        raise HopragError(f"{path} is unfinished ({summary.get('questions')} questions so far); rerun its "
+                          "hoprag eval command to finish it, then merge")
+    return summary
+
+
+def _config_differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """What makes two runs' configs different cells, e.g. `preset 'paper' / 'small'`, `preset_options.k 5 / 3`.
+    Compared as a resume compares them (`_check_resume`): options added later take the behaviour runs that lack
+    them had, an option only one run recorded is not compared, and where both recorded the dataset's identity the
+    path it was given by may differ."""
+    first, other = ({**{k: v for k, v in BEFORE_RECORDED.items() if k not in c}, **c} for c in (first, other))
+    ignored = SEED_RUN_DIFFERENCES | ({"dataset"} if "dataset_identity" in first and "dataset_identity" in other
+                                      else set())
+    keys = [*CELL_KEYS, *sorted((first.keys() & other.keys()) - set(CELL_KEYS))]
+    differences = []
+    for key in keys:
+        if key in ignored or key not in first or key not in other or first[key] == other[key]:
+            continue
+        if isinstance(first[key], dict) and isinstance(other[key], dict):  # name the entries, not two whole dicts
+            differences += [f"{key}.{sub} {first[key].get(sub)!r} / {other[key].get(sub)!r}"
+                            for sub in sorted(first[key].keys() | other[key].keys())
+                            if first[key].get(sub) != other[key].get(sub)]
+        else:
+            differences.append(f"{key} {first[key]!r} / {other[key]!r}")
+    return differences
+
+
+def _commits(config: dict[str, Any]) -> list[str]:
+    """The commits a run recorded (a string, or a list where its records came from several)."""
+    recorded = config.get("git_commit")
+    return [c for c in ([recorded] if isinstance(recorded, str) else recorded or []) if c]
+
+
 def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
-    """Merge separate `hoprag eval --seed N` runs of one cell (the same method, preset, dataset, index and models;
-    each finished) into out/summary.json: the summary `hoprag eval --seeds` writes, so `hoprag report out` shows
-    the mean ± spread. Seeds run apart (another day, another machine, seeds that are not consecutive) merge
-    like the seeds of one `--seeds` run; `seed_runs` records where each seed's records are, relative to out."""
+    """Merge separate `hoprag eval --seed N` runs of one cell (every option that decides answers the same; each
+    finished) into out/summary.json: the summary `hoprag eval --seeds` writes, so `hoprag report out` shows the
+    mean ± spread. Seeds run apart (another day, another machine, seeds that are not consecutive) merge like the
+    seeds of one `--seeds` run, in the order of their seeds; `seed_runs` records where each seed's records are,
+    relative to out, for the HTML report."""
     if len(runs) < 2:
         raise HopragError("give at least two runs to merge (the --out folders of hoprag eval --seed N)")
     if out.resolve() in {path.resolve() for path in runs}:
         raise HopragError(f"--out {out} is one of the runs; give a new folder for the merged summary")
-    summaries = {}
+    if (out / "results.jsonl").exists() or (out / "summary.json").is_file() and "seeds" not in _earlier_config(out):
+        raise HopragError(f"--out {out} holds a run of hoprag eval; give a new folder (or an earlier merge's)")
+    summaries: dict[Path, dict[str, Any]] = {path: _single_seed_summary(path) for path in runs}
+    by_seed: dict[int, Path] = {}
     for path in runs:
-        file = path / "summary.json"
-        if not file.is_file():
-            raise HopragError(f"{path} has no summary.json; give the --out folder of a hoprag eval run")
-        try:
-            summary = json.loads(file.read_text())
-        except json.JSONDecodeError as error:
-            raise HopragError(f"{file} is not JSON ({error.msg}); rerun its hoprag eval command to rewrite it") from None
-        config = summary.get("config") if isinstance(summary, dict) else None
-        if not isinstance(config, dict) or "seeds" in config or "seed" not in config:
-            raise HopragError(f"{path} is not a single-seed run of hoprag eval; give the seed-N folders of a "
-                              "--seeds run, not its merged folder")
-        if summary.get("partial"):
-            raise HopragError(f"{path} is unfinished ({summary.get('questions')} questions so far); rerun its "
-                              "hoprag eval command to finish it, then merge")
-        summaries[path] = summary
-    seeds = [summaries[path]["config"]["seed"] for path in runs]
-    if len(set(seeds)) < len(seeds):
-        raise HopragError(f"a seed is given twice ({', '.join(map(str, seeds))}); each run must have its own seed")
-    first, first_config = runs[0], summaries[runs[0]]["config"]
-    # Where both recorded the dataset's identity (kind, content, filter), the path it was given by may differ.
-    for path in runs[1:]:
-        config = summaries[path]["config"]
-        path_free = {"dataset"} if "dataset_identity" in config and "dataset_identity" in first_config else set()
-        keys = [*CELL_KEYS, *sorted(set(first_config) | set(config) - set(CELL_KEYS))]
-        differ = [k for k in keys if k not in SEED_RUN_DIFFERENCES | path_free and first_config.get(k) != config.get(k)]
-        if differ:
-            shown = "; ".join(f"{k} {first_config.get(k)!r} in {first.name}, {config.get(k)!r} in {path.name}"
-                              for k in differ[:3])
-            raise HopragError(f"{path} is another cell than {first} ({shown}); merge only seeds of one cell")
-    merged = seed_spread({summaries[path]["config"]["seed"]: summaries[path] for path in runs})
-    commits = sorted({c for path in runs for c in ([summaries[path]["config"].get("git_commit")] if isinstance(
-        summaries[path]["config"].get("git_commit"), str) else summaries[path]["config"].get("git_commit") or [])})
-    config = {k: v for k, v in first_config.items() if k not in {"seed", "finished"}}
-    out.mkdir(parents=True, exist_ok=True)
-    merged["config"] = {**config, "seeds": seeds, "git_commit": commits[0] if len(commits) == 1 else commits,
+        seed = summaries[path]["config"]["seed"]
+        if seed in by_seed:
+            raise HopragError(f"{by_seed[seed]} and {path} both ran seed {seed}; merge runs of different seeds")
+        by_seed[seed] = path
+    ordered = [by_seed[seed] for seed in sorted(by_seed)]  # as --seeds orders them, whatever the argument order
+    first = ordered[0]
+    for path in ordered[1:]:
+        differences = _config_differences(summaries[first]["config"], summaries[path]["config"])
+        if differences:
+            raise HopragError(f"{first} and {path} are different cells ({'; '.join(differences[:3])}); merge only "
+                              "the seeds of one cell")
+    merged = seed_spread({seed: summaries[path] for seed, path in zip(sorted(by_seed), ordered, strict=True)})
+    commits = sorted({commit for path in ordered for commit in _commits(summaries[path]["config"])})
+    # `finished` is each seed's own time; the merge has no single one.
+    config = {k: v for k, v in summaries[first]["config"].items() if k not in {"seed", "finished"}}
+    merged["config"] = {**config, "seeds": sorted(by_seed),
+                        "git_commit": commits[0] if len(commits) == 1 else commits or "",
                         "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), out.resolve())
-                                      for seed, path in zip(seeds, runs, strict=True)}}
+                                      for seed, path in zip(sorted(by_seed), ordered, strict=True)}}
+    out.mkdir(parents=True, exist_ok=True)
     partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves no half summary
     partial.write_text(json.dumps(merged, indent=2, default=str))
     os.replace(partial, out / "summary.json")
