@@ -6,8 +6,8 @@ their draws, so its independent seeds ran one `hoprag eval --seed N` each (seeds
 (benchmarks/partial/) and the table needs F1 against RAG's. This reads their results.jsonl files (the seed comes
 from a `seed-N` in the path, as in `<run>@seed-10.results.jsonl` or `<run>/seed-10/results.jsonl`) and merges them
 with `seed_spread`, the same code as `--seeds`: EM, F1 and cover-EM as mean ± sample standard deviation, the
-ended-by counts summed, the invalid outputs pooled. `--baseline` (standard RAG's results.jsonl on the same questions and index) adds each seed's and the
-mean's F1 minus RAG's on the questions they hold.
+ended-by counts summed, the invalid outputs pooled. `--baseline` (standard RAG's results.jsonl on the same questions
+and index) adds each seed's and the mean's F1 minus RAG's on the questions they hold.
 
     python benchmarks/seed_spread.py benchmarks/partial/a6addbb/2wiki-furepa-small@seed-{0,10,20}.results.jsonl \
         --baseline benchmarks/partial/a6addbb/2wiki-rag-small.results.jsonl

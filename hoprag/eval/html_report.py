@@ -175,14 +175,16 @@ def _answer_columns(runs: list[Path], summaries: list[dict[str, Any]]) -> list[t
     columns = []
     for path, summary in zip(runs, summaries, strict=True):
         seed_runs = (summary.get("config") or {}).get("seed_runs") or {}  # merged: where each seed's run is
-        seeds = ([(name, path / where) for name, where in seed_runs.items()] if seed_runs else
-                 [(f"seed-{seed}", path / f"seed-{seed}") for seed in summary.get("seeds") or []])
-        missing = [f"{name} at {where}" for name, where in seed_runs.items() if not (path / where).is_dir()]
-        if missing:  # the merged folder moved without its seeds: its answers would be an empty column
-            raise HopragError(f"{path} merges seeds whose folders are gone ({', '.join(missing)}, relative to it); "
-                              "merge them again with hoprag merge-seeds where they are")
-        if seeds and all(folder.is_dir() for _, folder in seeds):
-            columns += [(f"{path.name}/{name}", folder) for name, folder in seeds]
+        if seed_runs:
+            missing = [f"{name} at {where}" for name, where in seed_runs.items() if not (path / where).is_dir()]
+            if missing:  # the merged folder moved without its seeds: its answers would be an empty column
+                raise HopragError(f"{path} merges seeds whose folders are gone ({', '.join(missing)}, relative to "
+                                  "it); merge them again with hoprag merge-seeds where they are")
+            columns += [(f"{path.name}/{name}", path / where) for name, where in seed_runs.items()]
+            continue
+        seeds = [path / f"seed-{seed}" for seed in summary.get("seeds") or []]
+        if seeds and all(seed.is_dir() for seed in seeds):
+            columns += [(f"{path.name}/{seed.name}", seed) for seed in seeds]
         else:
             columns.append((path.name, path))
     return columns

@@ -21,13 +21,21 @@ def role_tokens(summary: dict[str, Any]) -> str:
     return ", ".join(f"{role} {row['input_tokens']:.0f}/{row['output_tokens']:.0f}" for role, row in roles.items())
 
 
+def read_summary(file: Path) -> Any:
+    """A summary.json's content; HopragError (one line) where it cannot be read."""
+    try:
+        return json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise HopragError(f"{file} is unreadable ({error}); rerun its hoprag eval command to rewrite it") from None
+
+
 def load_run(path: Path) -> dict[str, Any]:
     summary = path / "summary.json"
     if not path.is_dir():
         raise HopragError(f"{path} is not a folder; give the --out folder of a hoprag eval run")
     if not summary.is_file():
         raise HopragError(f"{path} has no summary.json; is it an output folder of hoprag eval?")
-    return json.loads(summary.read_text())
+    return read_summary(summary)
 
 
 def table(runs: list[Path], baseline: int = 0) -> str:

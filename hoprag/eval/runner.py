@@ -19,6 +19,7 @@ from hoprag.errors import ChromaServerError, HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
+from hoprag.eval.report import read_summary
 from hoprag.graphs import CLOSED_BOOK, method_context
 from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.paths import cache_dir
@@ -77,19 +78,25 @@ def _earlier_config(out: Path) -> dict[str, Any]:
 BEFORE_RECORDED = {"truncated_sampling": True, "rearag_greedy_answers": True}
 
 
+def _differing_options(earlier: dict[str, Any], now: dict[str, Any],
+                      ignored: set[str]) -> list[tuple[str, Any, Any]]:
+    """The options two runs' configs both record with different values, as (key, earlier's, now's) in now's order.
+    Options a config did not record (added in later versions) take the behaviour it had (`BEFORE_RECORDED`) or
+    are not compared; where both recorded the dataset's identity (kind, content, filter), the path it was given
+    by may differ."""
+    earlier, now = ({**{k: v for k, v in BEFORE_RECORDED.items() if k not in c}, **c} if c else c
+                    for c in (earlier, now))
+    path_free = {"dataset"} if "dataset_identity" in earlier and "dataset_identity" in now else set()
+    return [(k, earlier[k], v) for k, v in now.items() if k in earlier and k not in ignored | path_free
+            and earlier[k] != v]
+
+
 def _check_resume(out: Path, earlier: dict[str, Any], options: dict[str, Any]) -> None:
     """Refuse to resume into `out` with other options than the run it holds: its records would be mixed with
-    records of another configuration under one summary. Options the earlier run did not record (added in
-    later versions) are compared with the behaviour it had (`BEFORE_RECORDED`), or not at all."""
-    if earlier:
-        earlier = {**{k: v for k, v in BEFORE_RECORDED.items() if k not in earlier}, **earlier}
-    now = json.loads(json.dumps(options, default=str))
-    # Where both runs recorded the dataset's identity (kind, content, filter), the path it was given by may differ.
-    path_free = {"dataset"} if "dataset_identity" in earlier else set()
-    differ = [k for k, v in now.items()
-              if k in earlier and k not in RESUMABLE_CHANGES | path_free and earlier[k] != v]
+    records of another configuration under one summary."""
+    differ = _differing_options(earlier, json.loads(json.dumps(options, default=str)), RESUMABLE_CHANGES)
     if differ:
-        shown = "; ".join(f"{k} {earlier[k]!r} there, {now[k]!r} now" for k in differ[:3])
+        shown = "; ".join(f"{k} {then!r} there, {now!r} now" for k, then, now in differ[:3])
         raise HopragError(f"{out} holds a run with other options ({shown}); rerun with its options to resume it, "
                           "or give another --out")
 
@@ -384,10 +391,7 @@ def _single_seed_summary(path: Path) -> dict[str, Any]:
     file = path / "summary.json"
     if not file.is_file():
         raise HopragError(f"{path} has no summary.json; give the --out folder of a hoprag eval run")
-    try:
-        summary = json.loads(file.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise HopragError(f"{file} is unreadable ({error}); rerun its hoprag eval command to rewrite it") from None
+    summary = read_summary(file)
     config = summary.get("config") if isinstance(summary, dict) else None
     if isinstance(config, dict) and "seeds" in config:
         raise HopragError(f"{path} is the merged folder of several seeds; give its seed-N folders instead")
@@ -400,26 +404,19 @@ def _single_seed_summary(path: Path) -> dict[str, Any]:
     return summary
 
 
-def _config_differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
-    """What makes two runs' configs different cells, e.g. `preset 'paper' / 'small'`, `preset_options.k 5 / 3`.
-    Compared as a resume compares them (`_check_resume`): options added later take the behaviour runs that lack
-    them had, an option only one run recorded is not compared, and where both recorded the dataset's identity the
-    path it was given by may differ."""
-    first, other = ({**{k: v for k, v in BEFORE_RECORDED.items() if k not in c}, **c} for c in (first, other))
-    ignored = SEED_RUN_DIFFERENCES | ({"dataset"} if "dataset_identity" in first and "dataset_identity" in other
-                                      else set())
-    keys = [*CELL_KEYS, *sorted((first.keys() & other.keys()) - set(CELL_KEYS))]
-    differences = []
-    for key in keys:
-        if key in ignored or key not in first or key not in other or first[key] == other[key]:
-            continue
-        if isinstance(first[key], dict) and isinstance(other[key], dict):  # name the entries, not two whole dicts
-            differences += [f"{key}.{sub} {first[key].get(sub)!r} / {other[key].get(sub)!r}"
-                            for sub in sorted(first[key].keys() | other[key].keys())
-                            if first[key].get(sub) != other[key].get(sub)]
+def _cell_differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]:
+    """What makes two seeds' configs different cells, e.g. `preset 'paper' / 'small'`, `preset_options.k 5 / 3`:
+    the options a resume would refuse, what names a cell first, a dict option by its entries."""
+    differences = sorted(_differing_options(first, other, SEED_RUN_DIFFERENCES), key=lambda d: (
+        CELL_KEYS.index(d[0]) if d[0] in CELL_KEYS else len(CELL_KEYS), d[0]))
+    shown = []
+    for key, one, two in differences:
+        if isinstance(one, dict) and isinstance(two, dict):  # name the entries, not two whole dicts
+            shown += [f"{key}.{sub} {one.get(sub)!r} / {two.get(sub)!r}" for sub in sorted(one.keys() | two.keys())
+                      if one.get(sub) != two.get(sub)]
         else:
-            differences.append(f"{key} {first[key]!r} / {other[key]!r}")
-    return differences
+            shown.append(f"{key} {one!r} / {two!r}")
+    return shown
 
 
 def _commits(config: dict[str, Any]) -> list[str]:
@@ -447,21 +444,22 @@ def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
         if seed in by_seed:
             raise HopragError(f"{by_seed[seed]} and {path} both ran seed {seed}; merge runs of different seeds")
         by_seed[seed] = path
-    ordered = [by_seed[seed] for seed in sorted(by_seed)]  # as --seeds orders them, whatever the argument order
-    first = ordered[0]
-    for path in ordered[1:]:
-        differences = _config_differences(summaries[first]["config"], summaries[path]["config"])
+    by_seed = dict(sorted(by_seed.items()))  # as --seeds orders them, whatever the argument order
+    first, *others = by_seed.values()
+    for path in others:
+        differences = _cell_differences(summaries[first]["config"], summaries[path]["config"])
         if differences:
             raise HopragError(f"{first} and {path} are different cells ({'; '.join(differences[:3])}); merge only "
                               "the seeds of one cell")
-    merged = seed_spread({seed: summaries[path] for seed, path in zip(sorted(by_seed), ordered, strict=True)})
-    commits = sorted({commit for path in ordered for commit in _commits(summaries[path]["config"])})
+    merged = seed_spread({seed: summaries[path] for seed, path in by_seed.items()})
+    commits = sorted({commit for path in by_seed.values() for commit in _commits(summaries[path]["config"])})
     # `finished` is each seed's own time; the merge has no single one.
     config = {k: v for k, v in summaries[first]["config"].items() if k not in {"seed", "finished"}}
-    merged["config"] = {**config, "seeds": sorted(by_seed),
+    target = out.resolve()
+    merged["config"] = {**config, "seeds": list(by_seed),
                         "git_commit": commits[0] if len(commits) == 1 else commits or "",
-                        "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), out.resolve())
-                                      for seed, path in zip(sorted(by_seed), ordered, strict=True)}}
+                        "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), target)
+                                      for seed, path in by_seed.items()}}
     out.mkdir(parents=True, exist_ok=True)
     partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves no half summary
     partial.write_text(json.dumps(merged, indent=2, default=str))
