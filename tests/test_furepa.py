@@ -230,6 +230,12 @@ def test_labels_positive_up_to_the_first_gold_document():
 
     paragraphs = [{"title": "A", "text": "alpha beta", "is_supporting": False}, {"title": "B", "text": "beta", "is_supporting": False}]
     assert label_query("beta", paragraphs) is None  # no gold paragraph: no training example (Eq. 9 has no target)
+    # equal BM25 scores rank in reading order, so the gold page's rank g (and 1/g) does not depend on bm25s's top-k
+    twins = [{"title": "Xa", "text": "beta river", "is_supporting": False},
+             {"title": "Xb", "text": "beta river", "is_supporting": True}, {"title": "Xc", "text": "delta"}]
+    example = label_query("beta river", twins)
+    assert example is not None and example.labels == [1.0, 1.0, 0.0] and example.target == 0.5
+    assert [d.split(":")[0] for d in example.documents] == ["Xa", "Xb", "Xc"]
     assert predicted_score([0.9, 0.2, 0.7]) == 0.5 and predicted_score([0.1, 0.3]) == 0.0
 
 

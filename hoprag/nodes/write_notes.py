@@ -160,9 +160,7 @@ def top_segments(query: str, documents: list[dict[str, Any]], n: int = SEGMENTS)
     ranking = bm25_rank(query, [segment for _, segment in pool])
     if ranking is None:
         return pool[:n]  # no query word is in the pages: keep reading order
-    # Equal scores (segments that share no query word all score 0) keep reading order, not BM25's top-k order.
-    best = sorted(ranking, key=lambda ranked: (-ranked[1], ranked[0]))[:n]
-    return [pool[i] for i, _ in best]
+    return [pool[i] for i, _ in ranking[:n]]
 
 
 def observe_segments(state: AgentState, runtime: Any = None) -> dict[str, Any]:

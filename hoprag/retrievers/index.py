@@ -454,9 +454,9 @@ def _iter_collection(collection: Any, batch: int = 2000) -> Iterator[tuple[str, 
         offset += len(got["ids"])
 
 
-def bm25_rank(query: str, texts: list[str], k: int | None = None) -> list[tuple[int, float]] | None:
-    """The k best texts (all by default) for the query by BM25 over just these texts, as (position, score), best
-    first; None when the query has no token at all."""
+def bm25_rank(query: str, texts: list[str]) -> list[tuple[int, float]] | None:
+    """Every text's position and BM25 score for the query over just these texts, best first, equal scores in
+    reading order; None when the query has no token at all."""
     import bm25s
 
     tokenizer = bm25_tokenizer()
@@ -465,8 +465,11 @@ def bm25_rank(query: str, texts: list[str], k: int | None = None) -> list[tuple[
     query_tokens = tokenizer.tokenize([query], return_as="tuple", update_vocab=False, show_progress=False)
     if not any(len(ids) for ids in query_tokens.ids):
         return None
-    order, scores = model.retrieve(query_tokens, k=k or len(texts), show_progress=False)
-    return [(int(i), float(score)) for i, score in zip(order[0], scores[0], strict=True)]
+    order, scores = model.retrieve(query_tokens, k=len(texts), show_progress=False)
+    ranking = [(int(i), float(score)) for i, score in zip(order[0], scores[0], strict=True)]
+    # bm25s's top-k leaves equal scores (all the texts that share no query word score 0) in no defined order;
+    # reading order makes the notes' fallback segments and the FuRePA scorer's rank labels reproducible.
+    return sorted(ranking, key=lambda ranked: (-ranked[1], ranked[0]))
 
 
 def _build_bm25(folder: Path, rows: Iterator[tuple[str, str, dict[str, Any]]]) -> None:
