@@ -481,9 +481,13 @@ def merge_seeds(
     out_dir: Path = typer.Option(..., "--out", help="Folder for the merged summary.json (read it with hoprag report)."),
 ) -> None:
     """Merge seeds run apart (`hoprag eval --seed N` each) into one summary with mean ± spread, as --seeds writes."""
-    from hoprag.eval.runner import merge_seed_runs
+    from hoprag.eval.runner import machines_of, merge_seed_runs
 
     summary = merge_seed_runs(runs, out_dir)
+    machines = machines_of(summary["config"])
+    if len(machines) > 1:  # merged all the same: the user decides whether the spread is the seeds'
+        console.print(f"warning: the seeds ran on {len(machines)} kinds of machine ({'; '.join(machines)}); another "
+                      "CPU build can decode other greedy tokens, so part of the spread may be the machines'")
     cells = " | ".join(f"{name} {summary[name]} ± {summary[f'{name}_spread']['std']}" for name in ("em", "f1", "cover_em")
                        if f"{name}_spread" in summary)
     out.print(f"seeds {', '.join(map(str, summary['seeds']))} | {cells}")

@@ -154,6 +154,21 @@ def test_merge_seeds_prints_the_mean_and_spread_and_writes_the_summary(tmp_path)
     assert "seeds 10, 20 | em 35.0 ± 7.07 | f1 35.0 ± 7.07" in result.stdout
     merged = json.loads((tmp_path / "m" / "summary.json").read_text())
     assert merged["finished_by"] == {"answer": 4} and merged["config"]["git_commit"] == "abc"
+    assert "warning" not in result.stderr  # neither seed names its machine (runs recorded before machines were)
+
+
+def test_merge_seeds_warns_when_the_seeds_ran_on_different_kinds_of_machine(tmp_path):
+    machines = {10: "x86_64 · AMD EPYC · avx avx2 f16c fma · llama-cpp-python 0.3.36",
+                20: "x86_64 · Intel Xeon · avx avx2 avx512f f16c fma · llama-cpp-python 0.3.36"}
+    for seed, machine in machines.items():
+        (tmp_path / f"seed-{seed}").mkdir()
+        summary = {"questions": 2, "em": 30.0, "f1": 30.0, "finished_by": {"answer": 2},
+                   "config": {"method": "rag", "preset": "paper", "limit": 2, "seed": seed, "machine": machine}}
+        (tmp_path / f"seed-{seed}" / "summary.json").write_text(json.dumps(summary))
+    result = hoprag("merge-seeds", str(tmp_path / "seed-10"), str(tmp_path / "seed-20"), "--out", str(tmp_path / "m"))
+    assert result.returncode == 0, result.stderr  # merged all the same: the warning leaves the decision to the user
+    assert "warning: the seeds ran on 2 kinds of machine" in result.stderr and "avx512f" in result.stderr
+    assert json.loads((tmp_path / "m" / "summary.json").read_text())["config"]["machine"] == sorted(machines.values())
 
 
 def test_a_bare_command_group_prints_its_help_and_no_error():

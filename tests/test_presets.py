@@ -449,6 +449,38 @@ def test_seeds_run_apart_merge_like_one_seeds_run(tmp_path, monkeypatch):
         render_html([tmp_path / "merged"])
 
 
+def test_each_record_and_the_summary_name_the_machine_the_answers_came_from(tmp_path, monkeypatch):
+    import hoprag.eval.runner as runner
+
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    here = runner.machine_fingerprint()
+    assert here.count(" · ") == 3 and "llama-cpp-python" in here  # architecture · CPU · features · runtime
+    run_eval("renact", dataset, tmp_path / "run", eval_ctx(seed=1), limit=1, progress=False)
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert [r["machine"] for r in records] == [here]
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["config"]["machine"] == here
+    # resumed on another kind of machine: both are named, since greedy tokens may differ between them
+    monkeypatch.setattr(runner, "machine_fingerprint", lambda: "x86_64 · other CPU · avx avx2 avx512f · none")
+    run_eval("renact", dataset, tmp_path / "run", eval_ctx(seed=1), limit=2, progress=False)
+    config = json.loads((tmp_path / "run" / "summary.json").read_text())["config"]
+    assert config["machine"] == sorted([here, "x86_64 · other CPU · avx avx2 avx512f · none"])
+    run_eval("renact", dataset, tmp_path / "other", eval_ctx(seed=2), limit=2, progress=False)
+    merged = runner.merge_seed_runs([tmp_path / "run", tmp_path / "other"], tmp_path / "merged")  # machines may differ
+    assert merged["seeds"] == [1, 2] and len(merged["config"]["machine"]) == 2
+
+
+def test_the_machine_line_names_the_cpu_features_llama_cpp_dispatches_on():
+    from hoprag.machine import describe_machine
+
+    x86 = "processor\t: 0\nmodel name\t: AMD EPYC  7B13\nflags\t\t: fpu sse2 avx2 fma avx f16c avx512f avx512_vnni ht\n"
+    assert describe_machine(x86 * 2, "x86_64", "0.3.36") == (
+        "x86_64 · AMD EPYC 7B13 · avx avx2 avx512_vnni avx512f f16c fma · llama-cpp-python 0.3.36")
+    arm = "processor\t: 0\nFeatures\t: fp asimd asimddp sve i8mm cpuid\nCPU implementer\t: 0x41\n"
+    assert describe_machine(arm, "aarch64", None).endswith(" · asimd asimddp i8mm sve · no llama-cpp-python")
+    assert "features unknown" in describe_machine("", "arm64", "0.3.36")  # no /proc/cpuinfo (macOS)
+    assert "no vector features" in describe_machine("model name: old\nflags: fpu sse2\n", "x86_64", "0.3.36")
+
+
 def set_config(run, **changes) -> None:
     summary = json.loads((run / "summary.json").read_text())
     summary["config"].update(changes)

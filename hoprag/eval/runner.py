@@ -22,6 +22,7 @@ from hoprag.eval.metrics import retrieval_recall, score_prediction
 from hoprag.eval.report import read_summary
 from hoprag.graphs import CLOSED_BOOK, method_context
 from hoprag.llm import call_llm, draw_seed, resolve_spec
+from hoprag.machine import machine_fingerprint
 from hoprag.paths import cache_dir
 from hoprag.presets import preset_options
 from hoprag.progress import progress_bar
@@ -109,11 +110,11 @@ def _git_commit() -> str:
         return ""
 
 
-def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "") -> dict[str, Any]:
+def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "", machine: str = "") -> dict[str, Any]:
     record: dict[str, Any] = {"id": example.id, "question": example.question, "gold": example.answers,
                               "judge_gold": judge_gold(example), "gold_titles": example.supporting_titles,
                               "hops": example.hops, "type": example.type,
-                              "git_commit": commit}
+                              "git_commit": commit, "machine": machine}
     try:
         result = run_question(method, example.question, ctx)
     except ChromaServerError:
@@ -259,7 +260,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
-    commit = _git_commit()
+    commit, machine = _git_commit(), machine_fingerprint()
     # The evaluation judge reads greedily whatever the method's sampling; it has a role of its own.
     judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec, temperature=0.0) if judge_spec else None
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
@@ -275,11 +276,14 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         # commits were kept per record take the earlier summary's).
         fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
         commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
+        # Where the records came from (a resumed run may span machines); records from before it was kept name none.
+        machines = sorted({r["machine"] for r in records if r.get("machine")}) or [machine]
         summary["config"] = {
             "limit": limit, "concurrency": concurrency, **options,
             "preset_options": preset_options(ctx.preset, method),
             "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
             "git_commit": commits[0] if len(commits) == 1 else commits,
+            "machine": machines[0] if len(machines) == 1 else machines,
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S") if finished else None,
         }
         if not finished:
@@ -293,7 +297,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         write_summary(finished=False)
 
     def run_one(example: Example) -> dict[str, Any]:
-        record = evaluate_one(method, example, ctx, commit)
+        record = evaluate_one(method, example, ctx, commit, machine)
         if judge_one:
             judge_one(record)
         return record
@@ -381,7 +385,7 @@ def seed_spread(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
 # Config keys that may differ between the seeds of one cell: they do not decide its answers (the questions, set by
 # limit, must be the same).
-SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit"}) | {"seed", "finished", "git_commit"}
+SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit"}) | {"seed", "finished", "git_commit", "machine"}
 # Named first when two runs are different cells: what a reader recognises a cell by.
 CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "limit", "models")
 
@@ -419,10 +423,16 @@ def _cell_differences(first: dict[str, Any], other: dict[str, Any]) -> list[str]
     return shown
 
 
-def _commits(config: dict[str, Any]) -> list[str]:
-    """The commits a run recorded (a string, or a list where its records came from several)."""
-    recorded = config.get("git_commit")
+def _recorded(config: dict[str, Any], key: str) -> list[str]:
+    """The commits (`git_commit`) or machines (`machine`) a run recorded: a string, or a list where its records came
+    from several."""
+    recorded = config.get(key)
     return [c for c in ([recorded] if isinstance(recorded, str) else recorded or []) if c]
+
+
+def machines_of(config: dict[str, Any]) -> list[str]:
+    """The machines a run's (or a merge's) records came from; empty for runs recorded before machines were."""
+    return _recorded(config, "machine")
 
 
 def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
@@ -452,12 +462,15 @@ def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
             raise HopragError(f"{first} and {path} are different cells ({'; '.join(differences[:3])}); merge only "
                               "the seeds of one cell")
     merged = seed_spread({seed: summaries[path] for seed, path in by_seed.items()})
-    commits = sorted({commit for path in by_seed.values() for commit in _commits(summaries[path]["config"])})
+    commits = sorted({commit for path in by_seed.values() for commit in _recorded(summaries[path]["config"], "git_commit")})
+    machines = sorted({m for path in by_seed.values() for m in machines_of(summaries[path]["config"])})
     # `finished` is each seed's own time; the merge has no single one.
     config = {k: v for k, v in summaries[first]["config"].items() if k not in {"seed", "finished"}}
     target = out.resolve()
     merged["config"] = {**config, "seeds": list(by_seed),
                         "git_commit": commits[0] if len(commits) == 1 else commits or "",
+                        # Seeds from several kinds of machine merge, but part of their spread may be the machine's.
+                        "machine": machines[0] if len(machines) == 1 else machines,
                         "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), target)
                                       for seed, path in by_seed.items()}}
     out.mkdir(parents=True, exist_ok=True)
@@ -477,7 +490,8 @@ def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: in
     summary = seed_spread(runs)
     config = dict(next(iter(runs.values()))["config"])
     config.pop("seed", None)
-    summary["config"] = {**config, "seeds": list(runs)}
+    machines = sorted({m for run in runs.values() for m in machines_of(run["config"])})  # a resume may move machines
+    summary["config"] = {**config, "seeds": list(runs), "machine": machines[0] if len(machines) == 1 else machines}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
