@@ -191,12 +191,43 @@ def test_seeds_run_separately_merge_into_mean_spread_and_pooled_counts(tmp_path:
     assert lines[0].startswith("seed 0: 2 questions | EM 50.00 | F1 50.00")
     assert "F1 - RAG +25.00 (RAG 25.00; 1 better, 1 worse)" in lines[0] and lines[0].endswith("invalid 0 of 8")
     assert "F1 - RAG +0.00 (RAG 25.00; 1 better, 1 worse)" in lines[1]
+    assert lines[2].startswith("  against seed 0: trajectory differs in 0 of 2, answer in 1 (1 better, 0 worse)")
+    del lines[2]
     over = lines[2].split(" | ")
     assert over[0] == "over seeds 0, 10: em 37.50 ± 17.68" and over[1] == "f1 37.50 ± 17.68"  # F1 50 and 25
     assert "F1 - RAG +12.50 on the 2 questions (RAG 25.00)" in lines[2]
     assert "ended by sufficient 4" in lines[2] and "invalid 2 of 16 (12.50%)" in lines[2]
     assert lines[2].endswith("same answer in every seed 1")  # "Paris" and "paris." normalize alike; "x" and "y" do not
     assert unnamed.returncode == 2 and unnamed.stderr.startswith("no seed-N in ") and "Traceback" not in unnamed.stderr
+
+
+def test_each_seed_is_compared_with_the_first_and_machines_are_counted(tmp_path: Path) -> None:
+    """seed_spread.py's line under each later seed: trajectories and answers that differ from the first seed's, and
+    how many differ among the questions neither run resampled (a machine's mark, since those repeat on one machine);
+    records that name machines are counted, with a warning where the seeds span several."""
+    def step(raw: str, resampled: int = 0) -> dict:
+        return {"raw": raw, "observation": "page", "resampled": resampled}
+
+    runs = {  # q1: same; q2: resampled in seed 7, answer worse; q3: not resampled, another first step, same answer
+        0: [("q1", 1.0, "a", [step("t1")], "cpu A"), ("q2", 1.0, "b", [step("t2")], "cpu A"),
+            ("q3", 0.0, "c", [step("t3")], "cpu A")],
+        7: [("q1", 1.0, "a", [step("t1")], "cpu B"), ("q2", 0.0, "z", [step("t2 drawn", resampled=2)], "cpu B"),
+            ("q3", 0.0, "c.", [step("t3 other")], "cpu B")],
+    }
+    paths = []
+    for seed, rows in runs.items():
+        path = tmp_path / f"2wiki-renact-small@seed-{seed}.results.jsonl"
+        path.write_text("".join(json.dumps({**_record(qid, f1, 0), "prediction": answer, "trajectory": steps,
+                                            "machine": machine}) + "\n" for qid, f1, answer, steps, machine in rows))
+        paths.append(str(path))
+
+    lines = subprocess.run([sys.executable, str(SCRIPT.parent / "seed_spread.py"), *paths], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+
+    assert lines[1] == "  machines: cpu A (3)" and lines[4] == "  machines: cpu B (3)"
+    assert lines[3] == ("  against seed 0: trajectory differs in 2 of 3, answer in 1 (0 better, 1 worse); resampled "
+                        "1 questions (2 draws); of the 2 resampled in neither, 1 differ")
+    assert lines[-1] == "warning: the seeds ran on 2 kinds of machine; part of the spread may be the machines'"
 
 
 def test_one_seed_of_a_multi_seed_run_is_named_by_its_run() -> None:
