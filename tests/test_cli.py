@@ -130,8 +130,8 @@ def test_usage_errors_and_bad_values_are_one_line(tmp_path):
         (hoprag("nosuchcommand"), "No such command 'nosuchcommand'"),
         (hoprag("serve", "--port", "99999"), "--port must be a TCP port"),
         (hoprag("report", str(tmp_path / "nowhere")), "is not a folder"),
-        (hoprag("merge-seeds", str(tmp_path / "nowhere"), str(tmp_path / "r"), "--out", str(tmp_path / "m")),
-         "has no summary.json"),
+        (hoprag("merge-seeds", str(tmp_path), str(tmp_path / "r"), "--out", str(tmp_path / "m")),
+         "has no summary.json"),  # a folder, but no run's
         (hoprag("eval", "--method", "rag", "--dataset", dataset, "--out", str(tmp_path / "r"), "--limit", "0"), "--limit must be at least 1"),
         (hoprag("eval", "--method", "rag", "--dataset", "foo:x.json", "--out", str(tmp_path / "r")), "unknown dataset kind 'foo'"),
         (hoprag("eval", "--method", "rag", "--dataset", "x.json", "--out", str(tmp_path / "r")), "must look like KIND:PATH"),

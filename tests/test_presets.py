@@ -518,7 +518,7 @@ def test_merging_seeds_refuses_what_is_not_one_finished_cell(tmp_path):
         (["s1", "s2"], "first-one", "holds a run of hoprag eval"),
         (["s1", "s1-again"], "m", r"s1 and .*s1-again both ran seed 1"),
         (["s1", "seeds"], "m", "is the merged folder of several seeds"),
-        (["s1", "nowhere"], "m", "has no summary.json"),
+        (["s1", "nowhere"], "m", "is not a folder"),
         (["s1", "unfinished"], "m", "is unfinished"),
         (["s1", "unseeded"], "m", "records no seed"),
         (["s1", "corrupt"], "m", "is unreadable"),

@@ -19,7 +19,7 @@ from hoprag.errors import ChromaServerError, HopragError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
-from hoprag.eval.report import read_summary
+from hoprag.eval.report import load_run
 from hoprag.graphs import CLOSED_BOOK, method_context
 from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.machine import machine_fingerprint
@@ -392,15 +392,12 @@ CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "limit"
 
 def _single_seed_summary(path: Path) -> dict[str, Any]:
     """The summary of a finished single-seed run in `path`; HopragError (one line) for anything else."""
-    file = path / "summary.json"
-    if not file.is_file():
-        raise HopragError(f"{path} has no summary.json; give the --out folder of a hoprag eval run")
-    summary = read_summary(file)
+    summary = load_run(path)
     config = summary.get("config") if isinstance(summary, dict) else None
     if isinstance(config, dict) and "seeds" in config:
         raise HopragError(f"{path} is the merged folder of several seeds; give its seed-N folders instead")
     if not isinstance(config, dict) or not isinstance(config.get("seed"), int):
-        raise HopragError(f"{file} records no seed (an unseeded run, or not one of hoprag eval); rerun it with "
+        raise HopragError(f"{path / 'summary.json'} records no seed (an unseeded run, or not one of hoprag eval); rerun it with "
                           "--seed N to merge it")
     if summary.get("partial"):
         raise HopragError(f"{path} is unfinished ({summary.get('questions')} questions so far); rerun its "
