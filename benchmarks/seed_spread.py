@@ -9,11 +9,12 @@ with `seed_spread`, the same code as `--seeds`: EM, F1 and cover-EM as mean ± s
 ended-by counts summed, the invalid outputs pooled. `--baseline` (standard RAG's results.jsonl on the same questions
 and index) adds each seed's and the mean's F1 minus RAG's on the questions they hold.
 
-Under each seed after the first, how it parts from the first seed's run: questions whose trajectory (each step's raw
+Under each seed after the first file's, how it parts from that first run: questions whose trajectory (each step's raw
 output and observation) or answer differs, and among the questions where neither run drew again for a repeated search
-(ReNAct's and ReaRAG's `small` resample then; greedy methods never do), how many still differ: on one machine those
-repeat the first run's, so a difference there is the machine's or the build's. Records that name their machine
-(`machine`, from 8d2813e on) are counted by machine, with a warning where the seeds span several.
+(ReNAct's and ReaRAG's `small` resample then; greedy methods never do), how many still differ. On one machine those
+mostly repeat the first run's (without `--reproducible` the KV prefix a question reuses can still move a token), so
+many differences there point to another machine or build. Records that name their machine (`machine`, from 8d2813e
+on) are counted by machine, with a warning where the seeds do not all name one.
 
     python benchmarks/seed_spread.py benchmarks/partial/a6addbb/2wiki-furepa-small@seed-{0,10,20}.results.jsonl \
         --baseline benchmarks/partial/a6addbb/2wiki-rag-small.results.jsonl
@@ -59,8 +60,8 @@ def draws(record: dict) -> int:
     return sum(step.get("resampled") or 0 for step in record.get("trajectory") or [])
 
 
-def against_first(first: list[dict], other: list[dict]) -> str:
-    """How `other`'s run parts from `first`'s on the questions both hold (see the module's text)."""
+def against_first(first_seed: int, first: list[dict], other: list[dict]) -> str:
+    """How `other`'s run parts from `first`'s (seed `first_seed`) on the questions both hold (the module's text)."""
     first_by_id = {r["id"]: r for r in first}
     pairs = [(first_by_id[r["id"]], r) for r in other if r["id"] in first_by_id]
     moved = [(a, b) for a, b in pairs if trajectory(a) != trajectory(b)]
@@ -69,18 +70,18 @@ def against_first(first: list[dict], other: list[dict]) -> str:
     f1 = [(a["metrics"]["f1"], b["metrics"]["f1"]) for a, b in answered]
     undrawn = [(a, b) for a, b in pairs if not draws(a) and not draws(b)]
     undrawn_moved = sum(trajectory(a) != trajectory(b) for a, b in undrawn)
-    return (f"  against seed {{first}}: trajectory differs in {len(moved)} of {len(pairs)}, answer in {len(answered)} "
-            f"({sum(b > a for a, b in f1)} better, {sum(b < a for a, b in f1)} worse); resampled "
+    return (f"  against seed {first_seed}: trajectory differs in {len(moved)} of {len(pairs)}, answer in {len(answered)} "
+            f"({sum(b > a for a, b in f1)} better, {sum(b < a for a, b in f1)} worse); this seed resampled in "
             f"{sum(draws(b) > 0 for _, b in pairs)} questions ({sum(draws(b) for _, b in pairs)} draws); of the "
-            f"{len(undrawn)} resampled in neither, {undrawn_moved} differ")
+            f"{len(undrawn)} resampled in neither, {undrawn_moved} {'differs' if undrawn_moved == 1 else 'differ'}")
 
 
 def machines(records: list[dict]) -> dict[str, int]:
-    """How many records each machine answered (records from before machines were recorded name none)."""
+    """How many records each machine answered; records from before machines were recorded count as `unknown`."""
     counts: dict[str, int] = {}
     for record in records:
-        if record.get("machine"):
-            counts[record["machine"]] = counts.get(record["machine"], 0) + 1
+        machine = record.get("machine") or "unknown"
+        counts[machine] = counts.get(machine, 0) + 1
     return counts
 
 
@@ -124,8 +125,8 @@ def main() -> int:
         print(f"{line} | ended by {ended_by(summary['finished_by'])} | invalid {summary['invalid_outputs']} of "
               f"{parsed[seed]}")
         if seed != seeds[0]:
-            print(against_first(records[seeds[0]], records[seed]).replace("{first}", str(seeds[0])))
-        if machines(records[seed]):
+            print(against_first(seeds[0], records[seeds[0]], records[seed]))
+        if set(machines(records[seed])) != {"unknown"}:
             print("  machines: " + "; ".join(f"{m} ({n})" for m, n in machines(records[seed]).items()))
     spread = seed_spread(summaries)
     cells = " | ".join(f"{name} {spread[name]:.2f} ± {spread[f'{name}_spread']['std']:.2f}" for name in
@@ -143,7 +144,7 @@ def main() -> int:
     print(f"seconds a question: {statistics.fmean(s['avg_seconds'] for s in summaries.values()):.1f} on the mean")
     named = {m for seed_records in records.values() for m in machines(seed_records)}
     if len(named) > 1:
-        print(f"warning: the seeds ran on {len(named)} kinds of machine; part of the spread may be the machines'")
+        print(f"warning: the seeds' records name {len(named)} machines; part of the spread may be the machines'")
     return 0
 
 

@@ -365,7 +365,7 @@ def eval_cmd(
     chroma_url: str = CHROMA_URL_OPTION,
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
-    from hoprag.eval.runner import auto_index, run_eval, run_eval_seeds
+    from hoprag.eval.runner import auto_index, machines_warning, run_eval, run_eval_seeds
     from hoprag.graphs import load_method
 
     use_chroma_server(chroma_url)
@@ -393,6 +393,8 @@ def eval_cmd(
     options = {"limit": limit, "concurrency": concurrency, "judge_spec": judge}
     if seeds > 1:
         summary = run_eval_seeds(method, dataset, out_dir, ctx.with_options(index=index_name), seeds, **options)
+        if warning := machines_warning(summary["config"]):  # seeds resumed on another machine
+            console.print(warning)
     else:
         summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), **options)
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
@@ -481,13 +483,11 @@ def merge_seeds(
     out_dir: Path = typer.Option(..., "--out", help="Folder for the merged summary.json (read it with hoprag report)."),
 ) -> None:
     """Merge seeds run apart (`hoprag eval --seed N` each) into one summary with mean ± spread, as --seeds writes."""
-    from hoprag.eval.runner import machines_of, merge_seed_runs
+    from hoprag.eval.runner import machines_warning, merge_seed_runs
 
     summary = merge_seed_runs(runs, out_dir)
-    machines = machines_of(summary["config"])
-    if len(machines) > 1:  # merged all the same: the user decides whether the spread is the seeds'
-        console.print(f"warning: the seeds ran on {len(machines)} kinds of machine ({'; '.join(machines)}); another "
-                      "CPU build can decode other greedy tokens, so part of the spread may be the machines'")
+    if warning := machines_warning(summary["config"]):  # merged all the same: the user judges the spread
+        console.print(warning)
     cells = " | ".join(f"{name} {summary[name]} ± {summary[f'{name}_spread']['std']}" for name in ("em", "f1", "cover_em")
                        if f"{name}_spread" in summary)
     out.print(f"seeds {', '.join(map(str, summary['seeds']))} | {cells}")

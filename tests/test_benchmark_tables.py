@@ -225,9 +225,9 @@ def test_each_seed_is_compared_with_the_first_and_machines_are_counted(tmp_path:
                            text=True, check=True).stdout.splitlines()
 
     assert lines[1] == "  machines: cpu A (3)" and lines[4] == "  machines: cpu B (3)"
-    assert lines[3] == ("  against seed 0: trajectory differs in 2 of 3, answer in 1 (0 better, 1 worse); resampled "
-                        "1 questions (2 draws); of the 2 resampled in neither, 1 differ")
-    assert lines[-1] == "warning: the seeds ran on 2 kinds of machine; part of the spread may be the machines'"
+    assert lines[3] == ("  against seed 0: trajectory differs in 2 of 3, answer in 1 (0 better, 1 worse); this seed "
+                        "resampled in 1 questions (2 draws); of the 2 resampled in neither, 1 differs")
+    assert lines[-1] == "warning: the seeds' records name 2 machines; part of the spread may be the machines'"
 
 
 def test_one_seed_of_a_multi_seed_run_is_named_by_its_run() -> None:

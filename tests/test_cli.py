@@ -155,6 +155,7 @@ def test_merge_seeds_prints_the_mean_and_spread_and_writes_the_summary(tmp_path)
     merged = json.loads((tmp_path / "m" / "summary.json").read_text())
     assert merged["finished_by"] == {"answer": 4} and merged["config"]["git_commit"] == "abc"
     assert "warning" not in result.stderr  # neither seed names its machine (runs recorded before machines were)
+    assert merged["config"]["machine"] == "unknown"
 
 
 def test_merge_seeds_warns_when_the_seeds_ran_on_different_kinds_of_machine(tmp_path):
@@ -167,8 +168,12 @@ def test_merge_seeds_warns_when_the_seeds_ran_on_different_kinds_of_machine(tmp_
         (tmp_path / f"seed-{seed}" / "summary.json").write_text(json.dumps(summary))
     result = hoprag("merge-seeds", str(tmp_path / "seed-10"), str(tmp_path / "seed-20"), "--out", str(tmp_path / "m"))
     assert result.returncode == 0, result.stderr  # merged all the same: the warning leaves the decision to the user
-    assert "warning: the seeds ran on 2 kinds of machine" in result.stderr and "avx512f" in result.stderr
+    assert "warning: the seeds' records name 2 machines" in result.stderr and "avx512f" in result.stderr
     assert json.loads((tmp_path / "m" / "summary.json").read_text())["config"]["machine"] == sorted(machines.values())
+    del summary["config"]["machine"]  # seed 20 from before machines were recorded: unknown, so not surely one machine
+    (tmp_path / "seed-20" / "summary.json").write_text(json.dumps(summary))
+    result = hoprag("merge-seeds", str(tmp_path / "seed-10"), str(tmp_path / "seed-20"), "--out", str(tmp_path / "m"))
+    assert "name 2 machines (unknown; x86_64 · AMD EPYC" in result.stderr
 
 
 def test_a_bare_command_group_prints_its_help_and_no_error():

@@ -29,6 +29,8 @@ from hoprag.progress import progress_bar
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
+IN_PROCESS_SPECS = ("local:", "fake:")  # models that run in this process: their records name this machine
+UNKNOWN_MACHINE = "unknown"
 OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote", "notes")  # the method's own decision, not a cap
 
 
@@ -260,7 +262,10 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
-    commit, machine = _git_commit(), machine_fingerprint()
+    commit = _git_commit()
+    # The decoding machine is this one only for a model run in this process; a served model's is not known here.
+    in_process = any(spec.startswith(IN_PROCESS_SPECS) for spec in options["models"].values())
+    machine = machine_fingerprint() if in_process else UNKNOWN_MACHINE
     # The evaluation judge reads greedily whatever the method's sampling; it has a role of its own.
     judge_ctx = dataclasses.replace(ctx, judge_llm=judge_spec, temperature=0.0) if judge_spec else None
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
@@ -277,13 +282,13 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         fallback = earlier.get("git_commit") if isinstance(earlier.get("git_commit"), str) else ""
         commits = sorted({r.get("git_commit") or fallback or commit for r in records}) or [commit]
         # Where the records came from (a resumed run may span machines); records from before it was kept name none.
-        machines = sorted({r["machine"] for r in records if r.get("machine")}) or [machine]
+        machines = sorted({r.get("machine") or UNKNOWN_MACHINE for r in records}) or [machine]
         summary["config"] = {
             "limit": limit, "concurrency": concurrency, **options,
             "preset_options": preset_options(ctx.preset, method),
             "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
             "git_commit": commits[0] if len(commits) == 1 else commits,
-            "machine": machines[0] if len(machines) == 1 else machines,
+            "machine": one_or_list(machines),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S") if finished else None,
         }
         if not finished:
@@ -428,8 +433,22 @@ def _recorded(config: dict[str, Any], key: str) -> list[str]:
 
 
 def machines_of(config: dict[str, Any]) -> list[str]:
-    """The machines a run's (or a merge's) records came from; empty for runs recorded before machines were."""
-    return _recorded(config, "machine")
+    """The machines a run's (or a merge's) records came from; `unknown` for a run recorded before machines were."""
+    return _recorded(config, "machine") or [UNKNOWN_MACHINE]
+
+
+def one_or_list(values: list[str]) -> str | list[str]:
+    """A config entry as runs record it: the one value, or the sorted list of several."""
+    return values[0] if len(values) == 1 else sorted(values)
+
+
+def machines_warning(config: dict[str, Any]) -> str | None:
+    """A warning line where a merged run's seeds do not all name one machine, else None."""
+    machines = machines_of(config)
+    if len(machines) < 2:
+        return None
+    return (f"warning: the seeds' records name {len(machines)} machines ({'; '.join(machines)}); another CPU build "
+            "can decode other greedy tokens, so part of the spread may be the machines'")
 
 
 def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
@@ -461,13 +480,14 @@ def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
     merged = seed_spread({seed: summaries[path] for seed, path in by_seed.items()})
     commits = sorted({commit for path in by_seed.values() for commit in _recorded(summaries[path]["config"], "git_commit")})
     machines = sorted({m for path in by_seed.values() for m in machines_of(summaries[path]["config"])})
+    machine = one_or_list(machines)
     # `finished` is each seed's own time; the merge has no single one.
     config = {k: v for k, v in summaries[first]["config"].items() if k not in {"seed", "finished"}}
     target = out.resolve()
     merged["config"] = {**config, "seeds": list(by_seed),
                         "git_commit": commits[0] if len(commits) == 1 else commits or "",
                         # Seeds from several kinds of machine merge, but part of their spread may be the machine's.
-                        "machine": machines[0] if len(machines) == 1 else machines,
+                        "machine": machine,
                         "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), target)
                                       for seed, path in by_seed.items()}}
     out.mkdir(parents=True, exist_ok=True)
@@ -488,7 +508,7 @@ def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: in
     config = dict(next(iter(runs.values()))["config"])
     config.pop("seed", None)
     machines = sorted({m for run in runs.values() for m in machines_of(run["config"])})  # a resume may move machines
-    summary["config"] = {**config, "seeds": list(runs), "machine": machines[0] if len(machines) == 1 else machines}
+    summary["config"] = {**config, "seeds": list(runs), "machine": one_or_list(machines)}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
