@@ -27,6 +27,7 @@ import json
 import re
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.partial_row import better_worse, read_records, run_script  # noqa: E402
 from benchmarks.preset_table import f1_against, f1_by_question  # noqa: E402
 from hoprag.eval.metrics import normalize_answer  # noqa: E402
-from hoprag.eval.runner import aggregate, seed_spread  # noqa: E402
+from hoprag.eval.runner import UNKNOWN_MACHINE, aggregate, seed_spread  # noqa: E402
 
 
 def seed_in(path: Path) -> int | None:
@@ -76,13 +77,9 @@ def against_first(first_seed: int, first: list[dict], other: list[dict]) -> str:
             f"{len(undrawn)} resampled in neither, {undrawn_moved} {'differs' if undrawn_moved == 1 else 'differ'}")
 
 
-def machines(records: list[dict]) -> dict[str, int]:
-    """How many records each machine answered; records from before machines were recorded count as `unknown`."""
-    counts: dict[str, int] = {}
-    for record in records:
-        machine = record.get("machine") or "unknown"
-        counts[machine] = counts.get(machine, 0) + 1
-    return counts
+def machines(records: list[dict]) -> Counter[str]:
+    """How many records each machine answered; records from before machines were recorded count as unknown."""
+    return Counter(record.get("machine") or UNKNOWN_MACHINE for record in records)
 
 
 def ended_by(counts: dict[str, int]) -> str:
@@ -126,8 +123,9 @@ def main() -> int:
               f"{parsed[seed]}")
         if seed != seeds[0]:
             print(against_first(seeds[0], records[seeds[0]], records[seed]))
-        if set(machines(records[seed])) != {"unknown"}:
-            print("  machines: " + "; ".join(f"{m} ({n})" for m, n in machines(records[seed]).items()))
+        counts = machines(records[seed])
+        if set(counts) != {UNKNOWN_MACHINE}:
+            print("  machines: " + "; ".join(f"{m} ({n})" for m, n in counts.items()))
     spread = seed_spread(summaries)
     cells = " | ".join(f"{name} {spread[name]:.2f} ± {spread[f'{name}_spread']['std']:.2f}" for name in
                        ("em", "f1", "cover_em"))

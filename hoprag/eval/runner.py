@@ -287,7 +287,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             "limit": limit, "concurrency": concurrency, **options,
             "preset_options": preset_options(ctx.preset, method),
             "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
-            "git_commit": commits[0] if len(commits) == 1 else commits,
+            "git_commit": one_or_list(commits),
             "machine": one_or_list(machines),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S") if finished else None,
         }
@@ -442,6 +442,11 @@ def one_or_list(values: list[str]) -> str | list[str]:
     return values[0] if len(values) == 1 else sorted(values)
 
 
+def merged_machines(configs: list[dict[str, Any]]) -> str | list[str]:
+    """The `machine` entry of a summary over several runs (seeds): every machine their records name."""
+    return one_or_list(list({m for config in configs for m in machines_of(config)}))
+
+
 def machines_warning(config: dict[str, Any]) -> str | None:
     """A warning line where a merged run's seeds do not all name one machine, else None."""
     machines = machines_of(config)
@@ -479,15 +484,13 @@ def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
                               "the seeds of one cell")
     merged = seed_spread({seed: summaries[path] for seed, path in by_seed.items()})
     commits = sorted({commit for path in by_seed.values() for commit in _recorded(summaries[path]["config"], "git_commit")})
-    machines = sorted({m for path in by_seed.values() for m in machines_of(summaries[path]["config"])})
-    machine = one_or_list(machines)
     # `finished` is each seed's own time; the merge has no single one.
     config = {k: v for k, v in summaries[first]["config"].items() if k not in {"seed", "finished"}}
     target = out.resolve()
     merged["config"] = {**config, "seeds": list(by_seed),
-                        "git_commit": commits[0] if len(commits) == 1 else commits or "",
+                        "git_commit": one_or_list(commits) or "",
                         # Seeds from several kinds of machine merge, but part of their spread may be the machine's.
-                        "machine": machine,
+                        "machine": merged_machines([summaries[path]["config"] for path in by_seed.values()]),
                         "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), target)
                                       for seed, path in by_seed.items()}}
     out.mkdir(parents=True, exist_ok=True)
@@ -507,8 +510,8 @@ def run_eval_seeds(method: str, dataset: str, out: Path, ctx: Context, seeds: in
     summary = seed_spread(runs)
     config = dict(next(iter(runs.values()))["config"])
     config.pop("seed", None)
-    machines = sorted({m for run in runs.values() for m in machines_of(run["config"])})  # a resume may move machines
-    summary["config"] = {**config, "seeds": list(runs), "machine": one_or_list(machines)}
+    # a seed resumed on another machine names it
+    summary["config"] = {**config, "seeds": list(runs), "machine": merged_machines([r["config"] for r in runs.values()])}
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
