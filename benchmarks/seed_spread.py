@@ -14,7 +14,8 @@ output and observation) or answer differs, and among the questions where neither
 (ReNAct's and ReaRAG's `small` resample then; greedy methods never do), how many still differ. On one machine those
 mostly repeat the first run's (without `--reproducible` the KV prefix a question reuses can still move a token), so
 many differences there point to another machine or build. Records that name their machine (`machine`, from 8d2813e
-on) are counted by machine, with a warning where the seeds do not all name one.
+on) are counted by machine, with a warning where the seeds do not all name one. Where the seeds hold different questions
+(one stopped part-way), a last line gives the spread over only the questions every seed holds.
 
     python benchmarks/seed_spread.py benchmarks/partial/a6addbb/2wiki-furepa-small@seed-{0,10,20}.results.jsonl \
         --baseline benchmarks/partial/a6addbb/2wiki-rag-small.results.jsonl
@@ -75,6 +76,23 @@ def against_first(first_seed: int, first: list[dict], other: list[dict]) -> str:
             f"({sum(b > a for a, b in f1)} better, {sum(b < a for a, b in f1)} worse); this seed resampled in "
             f"{sum(draws(b) > 0 for _, b in pairs)} questions ({sum(draws(b) for _, b in pairs)} draws); of the "
             f"{len(undrawn)} resampled in neither, {undrawn_moved} {'differs' if undrawn_moved == 1 else 'differ'}")
+
+
+def on_shared_questions(records: dict[int, list[dict]], shared: set[str],
+                        baseline_by_question: dict[str, float] | None) -> str:
+    """The spread over only the questions every seed holds. While one seed is part-way, the mean above averages seeds
+    over different questions; this line compares them like for like."""
+    kept = {seed: [r for r in seed_records if r["id"] in shared] for seed, seed_records in records.items()}
+    spread = seed_spread({seed: aggregate(seed_records) for seed, seed_records in kept.items()})
+    line = (f"on the {len(shared)} questions every seed holds: F1 "
+            + ", ".join(f"{aggregate(seed_records)['f1']:.2f}" for seed_records in kept.values())
+            + f"; over seeds F1 {spread['f1']:.2f} ± {spread['f1_spread']['std']:.2f}")
+    if baseline_by_question and shared:
+        pooled = f1_by_question([r for seed_records in kept.values() for r in seed_records])
+        against = f1_against(pooled, baseline_by_question)
+        if against is not None:
+            line += f" | F1 - RAG {against[0]:+.2f} (RAG {against[2]:.2f})"
+    return line
 
 
 def machines(records: list[dict]) -> Counter[str]:
@@ -140,6 +158,9 @@ def main() -> int:
     print(f"{line} | ended by {ended_by(spread['finished_by'])} | invalid {invalid} of {all_parsed}{rate} | "
           f"same answer in every seed {same_answers(list(records.values()))}")
     print(f"seconds a question: {statistics.fmean(s['avg_seconds'] for s in summaries.values()):.1f} on the mean")
+    shared = set.intersection(*({r["id"] for r in seed_records} for seed_records in records.values()))
+    if any(len(seed_records) != len(shared) for seed_records in records.values()):
+        print(on_shared_questions(records, shared, baseline_by_question if baseline else None))
     named = {m for seed_records in records.values() for m in machines(seed_records)}
     if len(named) > 1:
         print(f"warning: the seeds' records name {len(named)} machines; part of the spread may be the machines'")

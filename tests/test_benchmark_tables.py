@@ -198,7 +198,27 @@ def test_seeds_run_separately_merge_into_mean_spread_and_pooled_counts(tmp_path:
     assert "F1 - RAG +12.50 on the 2 questions (RAG 25.00)" in lines[2]
     assert "ended by sufficient 4" in lines[2] and "invalid 2 of 16 (12.50%)" in lines[2]
     assert lines[2].endswith("same answer in every seed 1")  # "Paris" and "paris." normalize alike; "x" and "y" do not
+    assert not any("every seed holds" in line for line in lines)  # both seeds hold both questions
     assert unnamed.returncode == 2 and unnamed.stderr.startswith("no seed-N in ") and "Traceback" not in unnamed.stderr
+
+
+def test_seeds_part_way_are_also_compared_on_the_questions_every_seed_holds(tmp_path: Path) -> None:
+    """A seed stopped part-way averages over fewer questions than the others; a last line gives the spread over only
+    the questions all seeds hold, with F1 - RAG on those."""
+    answers = {0: (("q1", 1.0), ("q2", 0.0), ("q3", 1.0)), 30: (("q1", 0.5), ("q2", 0.0))}
+    paths = []
+    for seed, rows in answers.items():
+        path = tmp_path / f"2wiki-renact-small@seed-{seed}.results.jsonl"
+        path.write_text("".join(json.dumps({**_record(qid, f1, 0), "prediction": str(f1)}) + "\n" for qid, f1 in rows))
+        paths.append(str(path))
+    rag = tmp_path / "2wiki-rag-small.results.jsonl"
+    rag.write_text("".join(json.dumps(_record(qid, 0.25, 0)) + "\n" for qid in ("q1", "q2", "q3")))
+
+    lines = subprocess.run([sys.executable, str(SCRIPT.parent / "seed_spread.py"), *paths, "--baseline", str(rag)],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+
+    assert lines[-1] == ("on the 2 questions every seed holds: F1 50.00, 25.00; over seeds F1 37.50 ± 17.68 | "
+                         "F1 - RAG +12.50 (RAG 25.00)")
 
 
 def test_each_seed_is_compared_with_the_first_and_machines_are_counted(tmp_path: Path) -> None:

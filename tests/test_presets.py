@@ -476,6 +476,24 @@ def test_each_record_and_the_summary_name_the_machine_the_answers_came_from(tmp_
     assert merged["seeds"] == [1, 2] and len(merged["config"]["machine"]) == 2
 
 
+def test_a_served_model_leaves_the_machine_unknown_unless_a_role_runs_in_process(tmp_path, openai_stub):
+    import dataclasses
+
+    import hoprag.eval.runner as runner
+
+    dataset = write_dataset(tmp_path / "d.jsonl", 1)
+    served = dataclasses.replace(eval_ctx(seed=1), llm="openai:stub")  # the server decodes: its machine is not known
+    run_eval("renact", dataset, tmp_path / "served", served, limit=1, progress=False)
+    record = json.loads((tmp_path / "served" / "results.jsonl").read_text())
+    assert openai_stub.prompts and record["prediction"] == "Rush" and record["machine"] == runner.UNKNOWN_MACHINE
+    assert json.loads((tmp_path / "served" / "summary.json").read_text())["config"]["machine"] == "unknown"
+    # one role decoded here (the note writer) is enough to name this machine
+    mixed = dataclasses.replace(served, notes_llm="fake:eval-preset")
+    run_eval("renact", dataset, tmp_path / "mixed", mixed, limit=1, progress=False)
+    record = json.loads((tmp_path / "mixed" / "results.jsonl").read_text())
+    assert record["machine"] == runner.machine_fingerprint()
+
+
 def test_the_machine_line_names_the_cpu_features_llama_cpp_dispatches_on():
     from hoprag.machine import describe_machine
 
