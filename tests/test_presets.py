@@ -494,8 +494,8 @@ def test_a_served_model_leaves_the_machine_unknown_unless_a_role_runs_in_process
     assert record["machine"] == runner.machine_fingerprint()
 
 
-def test_the_machine_line_names_the_cpu_features_llama_cpp_dispatches_on():
-    from hoprag.machine import describe_machine
+def test_the_machine_line_names_the_cpu_features_and_those_the_llama_cpp_build_uses():
+    from hoprag.machine import build_features, describe_machine
 
     x86 = "processor\t: 0\nmodel name\t: AMD EPYC  7B13\nflags\t\t: fpu sse2 avx2 fma avx f16c avx512f avx512_vnni ht\n"
     assert describe_machine(x86 * 2, "x86_64", "0.3.36") == (
@@ -504,6 +504,11 @@ def test_the_machine_line_names_the_cpu_features_llama_cpp_dispatches_on():
     assert describe_machine(arm, "aarch64", None).endswith(" · asimd asimddp i8mm sve · no llama-cpp-python")
     assert "features unknown" in describe_machine("", "arm64", "0.3.36")  # no /proc/cpuinfo (macOS)
     assert "no vector features" in describe_machine("model name: old\nflags: fpu sse2\n", "x86_64", "0.3.36")
+    # the build's own set: a wheel built without AVX-512 on a CPU that has it computes as the AVX2 machines do
+    info = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 0 | FMA = 1 | OPENMP = 1 | "
+    assert build_features(info) == "AVX AVX2 FMA OPENMP SSE3" and build_features("") == ""
+    assert describe_machine(x86, "x86_64", "0.3.36", build_features(info)).endswith(
+        "· llama-cpp-python 0.3.36 (build: AVX AVX2 FMA OPENMP SSE3)")
 
 
 def set_config(run, **changes) -> None:
