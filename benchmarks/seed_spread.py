@@ -15,7 +15,8 @@ output and observation) or answer differs, and among the questions where neither
 mostly repeat the first run's (without `--reproducible` the KV prefix a question reuses can still move a token), so
 many differences there point to another machine or build. Records that name their machine (`machine`, from 8d2813e
 on) are counted by machine, with a warning where the seeds do not all name one. Where the seeds hold different questions
-(one stopped part-way), a last line gives the spread over only the questions every seed holds.
+(one stopped part-way), a line after the mean gives each seed's F1 and their mean ± spread over only the questions
+every seed holds, with F1 - RAG on those.
 
     python benchmarks/seed_spread.py benchmarks/partial/a6addbb/2wiki-furepa-small@seed-{0,10,20}.results.jsonl \
         --baseline benchmarks/partial/a6addbb/2wiki-rag-small.results.jsonl
@@ -78,20 +79,24 @@ def against_first(first_seed: int, first: list[dict], other: list[dict]) -> str:
             f"{len(undrawn)} resampled in neither, {undrawn_moved} {'differs' if undrawn_moved == 1 else 'differ'}")
 
 
-def on_shared_questions(records: dict[int, list[dict]], shared: set[str],
-                        baseline_by_question: dict[str, float] | None) -> str:
-    """The spread over only the questions every seed holds. While one seed is part-way, the mean above averages seeds
-    over different questions; this line compares them like for like."""
-    kept = {seed: [r for r in seed_records if r["id"] in shared] for seed, seed_records in records.items()}
-    spread = seed_spread({seed: aggregate(seed_records) for seed, seed_records in kept.items()})
+def on_shared_questions(records: dict[int, list[dict]], shared: set[str], baseline_by_question: dict[str, float]) -> str:
+    """Each seed's F1 and their mean ± spread over only the questions every seed holds, and F1 - RAG on those. While
+    one seed is part-way, the mean over seeds averages them over different questions; this compares them like for
+    like."""
+    kept = {seed: aggregate([r for r in seed_records if r["id"] in shared]) for seed, seed_records in records.items()}
+    spread = seed_spread(kept)
     line = (f"on the {len(shared)} questions every seed holds: F1 "
-            + ", ".join(f"{aggregate(seed_records)['f1']:.2f}" for seed_records in kept.values())
-            + f"; over seeds F1 {spread['f1']:.2f} ± {spread['f1_spread']['std']:.2f}")
-    if baseline_by_question and shared:
-        pooled = f1_by_question([r for seed_records in kept.values() for r in seed_records])
+            + ", ".join(f"seed {seed} {summary['f1']:.2f}" for seed, summary in kept.items())
+            + f"; over seeds {spread['f1']:.2f} ± {spread['f1_spread']['std']:.2f}")
+    if baseline_by_question:
+        pooled = f1_by_question([r for seed_records in records.values() for r in seed_records if r["id"] in shared])
         against = f1_against(pooled, baseline_by_question)
-        if against is not None:
-            line += f" | F1 - RAG {against[0]:+.2f} (RAG {against[2]:.2f})"
+        if against is None:
+            line += " | RAG holds none of them"
+        else:
+            difference, held, rag_f1 = against
+            line += f" | F1 - RAG {difference:+.2f}" + (f" on the {held} RAG holds" if held != len(shared) else "")
+            line += f" (RAG {rag_f1:.2f})"
     return line
 
 
@@ -158,9 +163,12 @@ def main() -> int:
     print(f"{line} | ended by {ended_by(spread['finished_by'])} | invalid {invalid} of {all_parsed}{rate} | "
           f"same answer in every seed {same_answers(list(records.values()))}")
     print(f"seconds a question: {statistics.fmean(s['avg_seconds'] for s in summaries.values()):.1f} on the mean")
-    shared = set.intersection(*({r["id"] for r in seed_records} for seed_records in records.values()))
-    if any(len(seed_records) != len(shared) for seed_records in records.values()):
-        print(on_shared_questions(records, shared, baseline_by_question if baseline else None))
+    held = [{r["id"] for r in seed_records} for seed_records in records.values()]
+    shared = set.intersection(*held)
+    if not shared:
+        print("the seeds share no question: no like-for-like line")
+    elif any(ids != shared for ids in held):
+        print(on_shared_questions(records, shared, baseline_by_question))
     named = {m for seed_records in records.values() for m in machines(seed_records)}
     if len(named) > 1:
         print(f"warning: the seeds' records name {len(named)} machines; part of the spread may be the machines'")

@@ -5,8 +5,10 @@ llama.cpp picks its kernels by the CPU's vector instructions, and their arithmet
 machine of earlier runs, whose CPU was not recorded (BENCHMARKS.md, 2Wiki's ReNAct over seeds). Seeds compared as a
 spread must then come from one kind of machine, which the record says. `hoprag eval` records it for a model run in its
 own process (the embedded one); a served model's machine is not known to it. The CPU's features and the llama.cpp
-build's are both named: a prebuilt wheel may leave out kernels the CPU has (or a build may not be for this CPU), and the
-build's set is what decides the arithmetic; on macOS and Windows, which have no /proc/cpuinfo, it is the only one.
+build's options are both named: a prebuilt wheel may leave out kernels the CPU has (or a build may not be for this
+CPU), and the build's options choose the code paths; on macOS and Windows, which have no /proc/cpuinfo, they are the
+only features named. (Lines recorded before the build's options were added end at the version, as does the line of a
+machine whose llama_cpp cannot be imported, so such a line and a newer one of the same machine read as two machines.)
 """
 
 from __future__ import annotations
@@ -24,17 +26,24 @@ KERNEL_FEATURES = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f"
 
 
 def build_features(system_info: str) -> str:
-    """`AVX AVX2 F16C FMA ...`: what llama.cpp's `llama_print_system_info` says the build uses (`NAME = 1`), sorted."""
-    found = set()
+    """`CPU AVX AVX2 F16C FMA ...; CUDA ARCHS=890 USE_GRAPHS`: what llama.cpp's `llama_print_system_info` reports as
+    on, by backend section (`CPU : SSE3 = 1 | AVX = 1 | ...`), names sorted in each; an option `= 1` is named, one
+    with another non-zero value is named with it, one `= 0` is left out. Options that are not CPU features (OPENMP,
+    REPACK, LLAMAFILE) are kept too: they choose code paths as well."""
+    sections: dict[str, set[str]] = {}
+    section = ""  # the old format names no section
     for item in system_info.split("|"):
-        name, _, value = item.rpartition(":")[2].partition("=")
-        if value.strip() == "1" and name.strip():
-            found.add(name.strip())
-    return " ".join(sorted(found))
+        head, colon, rest = item.partition(":")
+        if colon and "=" not in head:  # `CPU : SSE3 = 1` opens a section
+            section, item = head.strip(), rest
+        name, _, value = (part.strip() for part in item.partition("="))
+        if name and value and value != "0":
+            sections.setdefault(section, set()).add(name if value == "1" else f"{name}={value}")
+    return "; ".join(" ".join([section, *sorted(names)]).strip() for section, names in sections.items())
 
 
 def describe_machine(cpuinfo: str, architecture: str, llama_version: str | None, llama_build: str = "") -> str:
-    """`x86_64 · AMD EPYC · avx avx2 f16c fma · llama-cpp-python 0.3.36 (build: AVX AVX2 F16C FMA)` from the text of
+    """`x86_64 · AMD EPYC · avx avx2 f16c fma · llama-cpp-python 0.3.36 (build: CPU AVX AVX2 F16C FMA)` from the text of
     /proc/cpuinfo (empty where there is none: the CPU is then named by `platform` and its features are unknown) and
     the build's features (`build_features`; empty where they could not be read)."""
     model, features, arm_part = "", set(), {}
@@ -74,6 +83,6 @@ def machine_fingerprint() -> str:
             import llama_cpp
 
             llama_build = build_features(llama_cpp.llama_print_system_info().decode(errors="replace"))
-        except Exception:  # noqa: BLE001  (ImportError, OSError from ctypes, a renamed function)
+        except Exception:  # ImportError, OSError from ctypes, a renamed function: the line is then the CPU's alone
             llama_build = ""
     return describe_machine(cpuinfo, platform.machine(), llama_version, llama_build)

@@ -217,8 +217,18 @@ def test_seeds_part_way_are_also_compared_on_the_questions_every_seed_holds(tmp_
     lines = subprocess.run([sys.executable, str(SCRIPT.parent / "seed_spread.py"), *paths, "--baseline", str(rag)],
                            capture_output=True, text=True, check=True).stdout.splitlines()
 
-    assert lines[-1] == ("on the 2 questions every seed holds: F1 50.00, 25.00; over seeds F1 37.50 ± 17.68 | "
-                         "F1 - RAG +12.50 (RAG 25.00)")
+    assert lines[-1] == ("on the 2 questions every seed holds: F1 seed 0 50.00, seed 30 25.00; over seeds 37.50 ± "
+                         "17.68 | F1 - RAG +12.50 (RAG 25.00)")
+    # a question run twice (a resumed failure) is still one question; seeds sharing none get a line, not a traceback
+    Path(paths[1]).write_text(Path(paths[0]).read_text() + json.dumps({**_record("q3", 1.0, 0), "prediction": "1.0"})
+                              + "\n")
+    again = subprocess.run([sys.executable, str(SCRIPT.parent / "seed_spread.py"), *paths], capture_output=True,
+                           text=True, check=True).stdout
+    Path(paths[1]).write_text(json.dumps({**_record("q9", 1.0, 0), "prediction": "x"}) + "\n")
+    apart = subprocess.run([sys.executable, str(SCRIPT.parent / "seed_spread.py"), *paths], capture_output=True,
+                           text=True)
+    assert "every seed holds" not in again
+    assert apart.returncode == 0 and apart.stdout.splitlines()[-1] == "the seeds share no question: no like-for-like line"
 
 
 def test_each_seed_is_compared_with_the_first_and_machines_are_counted(tmp_path: Path) -> None:

@@ -506,9 +506,23 @@ def test_the_machine_line_names_the_cpu_features_and_those_the_llama_cpp_build_u
     assert "no vector features" in describe_machine("model name: old\nflags: fpu sse2\n", "x86_64", "0.3.36")
     # the build's own set: a wheel built without AVX-512 on a CPU that has it computes as the AVX2 machines do
     info = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 0 | FMA = 1 | OPENMP = 1 | "
-    assert build_features(info) == "AVX AVX2 FMA OPENMP SSE3" and build_features("") == ""
+    assert build_features(info) == "CPU AVX AVX2 FMA OPENMP SSE3" and build_features("") == ""
     assert describe_machine(x86, "x86_64", "0.3.36", build_features(info)).endswith(
-        "· llama-cpp-python 0.3.36 (build: AVX AVX2 FMA OPENMP SSE3)")
+        "· llama-cpp-python 0.3.36 (build: CPU AVX AVX2 FMA OPENMP SSE3)")
+    # several backends stay apart, and a setting's value is kept; the old format has no sections
+    gpu = "CUDA : ARCHS = 890 | USE_GRAPHS = 1 | PEER_MAX_BATCH_SIZE = 0 | CPU : AVX2 = 1 | BF16 = 1 | SVE_CNT = 16 | "
+    assert build_features(gpu) == "CUDA ARCHS=890 USE_GRAPHS; CPU AVX2 BF16 SVE_CNT=16"
+    assert build_features("AVX = 1 | AVX2 = 1 | AVX512 = 0 | ") == "AVX AVX2"
+
+
+def test_the_machine_line_keeps_the_cpu_part_when_llama_cpp_cannot_be_imported(monkeypatch):
+    import sys
+
+    from hoprag.machine import machine_fingerprint
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # an import of it raises ImportError
+    line = machine_fingerprint.__wrapped__()
+    assert "(build:" not in line and len(line.split(" · ")) == 4
 
 
 def set_config(run, **changes) -> None:
