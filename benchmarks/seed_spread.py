@@ -79,6 +79,14 @@ def against_first(first_seed: int, first: list[dict], other: list[dict]) -> str:
             f"{len(undrawn)} resampled in neither, {undrawn_moved} {'differs' if undrawn_moved == 1 else 'differ'}")
 
 
+def pooled_against(records: dict[int, list[dict]], baseline_by_question: dict[str, float]
+                   ) -> tuple[float, int, float] | None:
+    """F1 - RAG of the seeds' mean: a question's F1 is the mean over the seeds that hold it, so over full runs this is
+    the mean's F1 - RAG (`f1_against`'s difference, shared count and RAG's F1; None where RAG holds none)."""
+    return f1_against(f1_by_question([r for seed_records in records.values() for r in seed_records]),
+                      baseline_by_question)
+
+
 def on_shared_questions(records: dict[int, list[dict]], shared: set[str], baseline_by_question: dict[str, float]) -> str:
     """Each seed's F1 and their mean ± spread over only the questions every seed holds, and F1 - RAG on those. While
     one seed is part-way, the mean over seeds averages them over different questions; this compares them like for
@@ -89,8 +97,8 @@ def on_shared_questions(records: dict[int, list[dict]], shared: set[str], baseli
             + ", ".join(f"seed {seed} {summary['f1']:.2f}" for seed, summary in kept.items())
             + f"; over seeds {spread['f1']:.2f} ± {spread['f1_spread']['std']:.2f}")
     if baseline_by_question:
-        pooled = f1_by_question([r for seed_records in records.values() for r in seed_records if r["id"] in shared])
-        against = f1_against(pooled, baseline_by_question)
+        against = pooled_against({seed: [r for r in rs if r["id"] in shared] for seed, rs in records.items()},
+                                 baseline_by_question)
         if against is None:
             line += " | RAG holds none of them"
         else:
@@ -154,9 +162,7 @@ def main() -> int:
                        ("em", "f1", "cover_em"))
     line = f"over seeds {', '.join(map(str, seeds))}: {cells}"
     if baseline:
-        # A question's F1 is the mean over the seeds that hold it, so over full runs this is the mean's F1 - RAG.
-        pooled = f1_by_question([r for seed_records in records.values() for r in seed_records])
-        difference, shared, rag_f1 = f1_against(pooled, baseline_by_question)
+        difference, shared, rag_f1 = pooled_against(records, baseline_by_question)
         line += f" | F1 - RAG {difference:+.2f} on the {shared} questions (RAG {rag_f1:.2f})"
     invalid, all_parsed = sum(s["invalid_outputs"] for s in summaries.values()), sum(parsed.values())
     rate = f" ({100 * invalid / all_parsed:.2f}%)" if all_parsed else ""

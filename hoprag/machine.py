@@ -13,6 +13,7 @@ machine whose llama_cpp cannot be imported, so such a line and a newer one of th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import platform
 from importlib import metadata
@@ -78,11 +79,11 @@ def machine_fingerprint() -> str:
     except metadata.PackageNotFoundError:
         llama_version = None
     llama_build = ""
-    if llama_version:
-        try:  # loads the library (the embedded model would anyway); a broken install only loses the build's part
+    # Loads the library (the embedded model would anyway). ImportError, OSError from ctypes or a renamed function
+    # only lose the build's part: the line is then the CPU's alone.
+    with contextlib.suppress(Exception):
+        if llama_version:
             import llama_cpp
 
             llama_build = build_features(llama_cpp.llama_print_system_info().decode(errors="replace"))
-        except Exception:  # ImportError, OSError from ctypes, a renamed function: the line is then the CPU's alone
-            llama_build = ""
     return describe_machine(cpuinfo, platform.machine(), llama_version, llama_build)
