@@ -27,6 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from hoprag.errors import HopragError
 from hoprag.llm import chat_role
 from hoprag.local_models import resolve_gguf
+from hoprag.memory import release_freed_memory
 
 # One generation at a time across all local instances: two llama.cpp calls sharing 2 cores are far
 # slower together than one after the other (generation collapses to a few tokens/s).
@@ -293,6 +294,10 @@ class ChatLlamaCpp(BaseChatModel):
                 sampled, reused = llama.token_logprobs or [], llama.prompt_start
             finally:
                 llama.token_logprobs = None
+                # A call frees the previous role's saved KV state and its logits copies, buffers of varying
+                # size made in varying worker threads; handed back, they no longer pile up call after call
+                # (ReNAct's peak RSS grew by about 15 MB a question; BENCHMARKS.md, issue 13).
+                release_freed_memory()
         choice = result["choices"][0]
         text = choice["message"]["content"] or ""
         usage = result.get("usage") or {}

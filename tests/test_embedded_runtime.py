@@ -103,3 +103,23 @@ def test_a_grammar_makes_the_real_model_write_a_well_formed_action(fresh_runtime
     # The model would answer "Paris": each token the grammar rejects is sampled again from the ones it allows.
     text, _, _ = call_llm("notes", "Name the capital of France in one word.", ctx, grammar='root ::= "City: " [A-Z] [a-z]+')
     assert re.fullmatch(r"City: [A-Z][a-z]+", text), text
+
+
+def test_every_call_hands_the_freed_heap_back(fresh_runtime, monkeypatch):
+    """Each call frees the previous role's saved KV state, in whichever worker thread it ran; trimmed after
+    every call, those buffers do not pile up on glibc's heaps (ReNAct's peak RSS climbed question after
+    question without it)."""
+    from hoprag import memory
+
+    trims: list[str | None] = []
+    real_trim = memory.release_freed_memory
+
+    def counted_trim() -> None:
+        trims.append(next(iter(llama_local._RUNTIMES.values())).active_role)
+        real_trim()
+
+    monkeypatch.setattr(llama_local, "release_freed_memory", counted_trim)
+    ctx = Context(llm=SPEC, temperature=0.0, max_tokens=4)
+    for role in ("reasoner", "notes", "reasoner", "generator"):
+        call_llm(role, FACTS + QUESTION, ctx)
+    assert trims == ["reasoner", "notes", "reasoner", "generator"]  # once per call, after it, with its role live

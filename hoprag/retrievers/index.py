@@ -46,6 +46,7 @@ from rich.text import Text  # noqa: E402
 
 from hoprag.documents import Document  # noqa: E402
 from hoprag.errors import ChromaServerError, HopragError, UnknownSpecError  # noqa: E402
+from hoprag.memory import fix_mmap_threshold, release_freed_memory  # noqa: E402
 from hoprag.paths import indexes_dir  # noqa: E402
 from hoprag.retrievers.embedders import DEFAULT_EMBEDDER, Embedder, make_embedder  # noqa: E402
 from hoprag.retrievers.sources import iter_source  # noqa: E402
@@ -300,47 +301,6 @@ class _Place:
         with server_errors(self.url):
             # modify() replaces the whole metadata, so every record is written back; Chroma rejects an empty one.
             collection.modify(metadata=records or {"hoprag": "index"})
-
-
-@functools.cache
-def _glibc() -> Any:
-    """The C library when it is glibc (it has malloc_trim and mallopt), else None (macOS, musl)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-    except OSError:
-        return None
-    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
-
-
-def release_freed_memory() -> None:
-    """Hand the heap's free pages back to the system after each batch of a build.
-
-    Embedding (torch) and Chroma's writes interleave large, short-lived buffers whose sizes vary with the
-    passages' lengths; glibc keeps them on the heap (its adaptive mmap threshold), where the holes they
-    leave are rarely reused, so RSS climbs batch after batch: 835 MB to 1.46 GB over 10k passages with
-    minilm. malloc_trim(0) releases the free pages inside the heap too, which keeps RSS flat at no
-    measurable cost (one call a batch; BENCHMARKS.md). Serving large buffers from mmap instead
-    (a fixed M_MMAP_THRESHOLD) also keeps RSS flat but made embedding 25% slower.
-    """
-    libc = _glibc()
-    if libc is not None:
-        libc.malloc_trim(0)
-
-
-def fix_mmap_threshold() -> None:
-    """HOPRAG_MMAP_THRESHOLD=BYTES (e.g. 65536): serve every buffer of that size or more from mmap for
-    the rest of the process. Peak RSS is then lowest and flattest (0.80 GB against 0.98-1.1 GB on 2k
-    passages with minilm), at about 25% of the embedding speed; for builds on a tight memory budget."""
-    threshold = int(os.environ.get("HOPRAG_MMAP_THRESHOLD") or 0)
-    libc = _glibc()
-    if threshold > 0 and libc is not None:
-        m_trim_threshold, m_mmap_threshold = -1, -3
-        libc.mallopt(m_mmap_threshold, threshold)
-        libc.mallopt(m_trim_threshold, 2 * threshold)
 
 
 def build_index(name: str, source: str, embedder: str | None = None, batch_size: int = 256,

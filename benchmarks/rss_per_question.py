@@ -1,0 +1,48 @@
+"""`hoprag eval ...` with one line per question of the process's resident memory: VmRSS when the question ends and
+the high-water mark so far. `--trim-per-question` hands the freed heap back (glibc's malloc_trim) after each question
+too and prints VmRSS before and after it. Run it with PYTHONPATH at another checkout to measure an earlier commit:
+
+    HOPRAG_LLM_CACHE=runs/rss/cache.sqlite python benchmarks/rss_per_question.py eval --method renact --preset small \
+        --dataset 2wiki:../shared/data/2wikimultihopqa/2wiki_dev_82.json --index auto --limit 8 --out runs/rss/run
+    PYTHONPATH=../before python benchmarks/rss_per_question.py --trim-per-question eval ...
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+from typing import Any
+
+import hoprag.eval.runner as runner
+from hoprag.cli import main
+from hoprag.memory import release_freed_memory
+
+
+def resident_mb() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return -1
+
+
+def probed(evaluate_one: Any, trim: bool) -> Any:
+    def evaluate_and_report(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        record = evaluate_one(*args, **kwargs)
+        before = resident_mb()
+        if trim:
+            release_freed_memory()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        print(f"question {record['id']}: rss {before} MB, after trim {resident_mb()} MB, peak {peak} MB"
+              if trim else f"question {record['id']}: rss {before} MB, peak {peak} MB", file=sys.stderr, flush=True)
+        return record
+
+    return evaluate_and_report
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    trim = "--trim-per-question" in arguments
+    runner.evaluate_one = probed(runner.evaluate_one, trim)
+    sys.argv = ["hoprag", *(a for a in arguments if a != "--trim-per-question")]
+    main()
