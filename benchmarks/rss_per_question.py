@@ -4,18 +4,24 @@ too and prints VmRSS before and after it. Run it with PYTHONPATH at another chec
 
     HOPRAG_LLM_CACHE=runs/rss/cache.sqlite python benchmarks/rss_per_question.py eval --method renact --preset small \
         --dataset 2wiki:../shared/data/2wikimultihopqa/2wiki_dev_82.json --index auto --limit 8 --out runs/rss/run
-    PYTHONPATH=../before python benchmarks/rss_per_question.py --trim-per-question eval ...
+    HOPRAG_LLM_CACHE=runs/rss-before-trim/cache.sqlite PYTHONPATH=../before python benchmarks/rss_per_question.py \
+        --trim-per-question eval ... --out runs/rss-before-trim/run
 """
 
 from __future__ import annotations
 
 import resource
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import hoprag.eval.runner as runner
 from hoprag.cli import main
-from hoprag.memory import release_freed_memory
+
+try:
+    from hoprag.memory import release_freed_memory
+except ImportError:  # builds before 11b49ca keep it with the index builds
+    from hoprag.retrievers.index import release_freed_memory
 
 
 def resident_mb() -> int:
@@ -26,7 +32,7 @@ def resident_mb() -> int:
     return -1
 
 
-def probed(evaluate_one: Any, trim: bool) -> Any:
+def probed(evaluate_one: Callable[..., dict[str, Any]], trim: bool) -> Callable[..., dict[str, Any]]:
     def evaluate_and_report(*args: Any, **kwargs: Any) -> dict[str, Any]:
         record = evaluate_one(*args, **kwargs)
         before = resident_mb()

@@ -1,5 +1,6 @@
-"""What the embedded runtime's malloc_trim after every call costs: 12 real calls of alternating roles (about 900
-prompt tokens each, the roles' prefixes reused), each trim timed.
+"""What the embedded runtime's malloc_trim after every call costs: 12 real calls of alternating roles in one thread
+(each prompt's token count is printed; the roles' prefixes are reused), each trim timed, after one warm-up call that
+loads the model.
 
     python benchmarks/trim_cost.py
 """
@@ -24,14 +25,17 @@ def main() -> None:
         trim()
         trims.append(time.perf_counter() - started)
 
-    llama_local.release_freed_memory = timed_trim
     ctx = Context(llm="local:qwen2.5-coder-1.5b", temperature=0.0, max_tokens=8)
+    call_llm("reasoner", "Name the capital of France in one word.", ctx)  # loads the model, untimed
+    llama_local.release_freed_memory = timed_trim
+    prompt_tokens = 0
     started = time.perf_counter()
     for n in range(12):
         role = ("reasoner", "notes", "notes", "generator")[n % 4]
-        call_llm(role, FACTS + f"\nQuestion {n}: how many bridges does river {n} have?", ctx)
+        _, record, _ = call_llm(role, FACTS + f"\nQuestion {n}: how many bridges does river {n} have?", ctx)
+        prompt_tokens = max(prompt_tokens, record.input_tokens)
     total = time.perf_counter() - started
-    print(f"calls {len(trims)} | trim ms: mean {1000 * sum(trims) / len(trims):.2f}, max {1000 * max(trims):.2f} | "
+    print(f"calls {len(trims)} of up to {prompt_tokens} prompt tokens | trim ms: mean {1000 * sum(trims) / len(trims):.2f}, max {1000 * max(trims):.2f} | "
           f"share of the calls' time {100 * sum(trims) / total:.3f}%")
 
 

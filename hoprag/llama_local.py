@@ -294,9 +294,11 @@ class ChatLlamaCpp(BaseChatModel):
                 sampled, reused = llama.token_logprobs or [], llama.prompt_start
             finally:
                 llama.token_logprobs = None
-                # A call frees the previous role's saved KV state and its logits copies, buffers of varying
-                # size made in varying worker threads; handed back, they no longer pile up call after call
-                # (ReNAct's peak RSS grew by about 15 MB a question; BENCHMARKS.md, issue 13).
+                # A call frees the saved KV state it restored (its role's own, from that role's last call) and
+                # logits copies, buffers of varying size made in varying worker threads, which glibc keeps on
+                # each thread's heap; handed back, they no longer pile up call after call (ReNAct's RSS
+                # climbed about 28 MB a question; BENCHMARKS.md, issue 13). Under the compute lock, so the
+                # trim (about a millisecond) never runs beside another call's generation.
                 release_freed_memory()
         choice = result["choices"][0]
         text = choice["message"]["content"] or ""

@@ -33,7 +33,7 @@ def release_freed_memory() -> None:
 
     Embedding (torch) and Chroma's writes interleave large, short-lived buffers whose sizes vary with the
     passages' lengths; glibc keeps them on the heap (its adaptive mmap threshold), where the holes they
-    leave are rarely reused, so RSS climbs batch after batch: 835 MB to 1.46 GB over 10k passages with
+    leave are rarely reused, so RSS climbs batch after batch: 835 MB to 1,588 MB over 10k passages with
     minilm. malloc_trim(0) releases the free pages inside the heap too, which keeps RSS flat at no
     measurable cost (one call a batch; BENCHMARKS.md). Serving large buffers from mmap instead
     (a fixed M_MMAP_THRESHOLD) also keeps RSS flat but made embedding 25% slower.

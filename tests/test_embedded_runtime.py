@@ -106,20 +106,23 @@ def test_a_grammar_makes_the_real_model_write_a_well_formed_action(fresh_runtime
 
 
 def test_every_call_hands_the_freed_heap_back(fresh_runtime, monkeypatch):
-    """Each call frees the previous role's saved KV state, in whichever worker thread it ran; trimmed after
-    every call, those buffers do not pile up on glibc's heaps (ReNAct's peak RSS climbed question after
-    question without it)."""
+    """Each call frees the saved KV state it restores, in whichever worker thread it runs; trimmed after
+    every call, such buffers do not pile up on glibc's heaps (ReNAct's RSS climbed question after question
+    without it)."""
     from hoprag import memory
 
-    trims: list[str | None] = []
+    trims: list[tuple[str | None, int]] = []
     real_trim = memory.release_freed_memory
 
     def counted_trim() -> None:
-        trims.append(next(iter(llama_local._RUNTIMES.values())).active_role)
+        runtime = next(iter(llama_local._RUNTIMES.values()))
+        trims.append((runtime.active_role, runtime.llama.n_tokens))  # n_tokens is 0 before a role's first call
         real_trim()
 
     monkeypatch.setattr(llama_local, "release_freed_memory", counted_trim)
     ctx = Context(llm=SPEC, temperature=0.0, max_tokens=4)
     for role in ("reasoner", "notes", "reasoner", "generator"):
         call_llm(role, FACTS + QUESTION, ctx)
-    assert trims == ["reasoner", "notes", "reasoner", "generator"]  # once per call, after it, with its role live
+    # Once per call, after it (its tokens are in the cache), with the caller's role live.
+    assert [role for role, _ in trims] == ["reasoner", "notes", "reasoner", "generator"]
+    assert all(tokens > 0 for _, tokens in trims)
