@@ -10,10 +10,13 @@ too and prints VmRSS before and after it. Run it with PYTHONPATH at another chec
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from collections.abc import Callable
 from typing import Any
+
+from build_scale import rss_mb  # benchmarks/, this script's folder
 
 import hoprag.eval.runner as runner
 from hoprag.cli import main
@@ -24,23 +27,15 @@ except ImportError:  # builds before 11b49ca keep it with the index builds
     from hoprag.retrievers.index import release_freed_memory
 
 
-def resident_mb() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) // 1024
-    return -1
-
-
 def probed(evaluate_one: Callable[..., dict[str, Any]], trim: bool) -> Callable[..., dict[str, Any]]:
     def evaluate_and_report(*args: Any, **kwargs: Any) -> dict[str, Any]:
         record = evaluate_one(*args, **kwargs)
-        before = resident_mb()
+        line = f"question {record['id']}: rss {rss_mb(os.getpid()):.0f} MB"
         if trim:
             release_freed_memory()
+            line += f", after trim {rss_mb(os.getpid()):.0f} MB"
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        print(f"question {record['id']}: rss {before} MB, after trim {resident_mb()} MB, peak {peak} MB"
-              if trim else f"question {record['id']}: rss {before} MB, peak {peak} MB", file=sys.stderr, flush=True)
+        print(f"{line}, peak {peak} MB", file=sys.stderr, flush=True)
         return record
 
     return evaluate_and_report

@@ -35,8 +35,8 @@ def main() -> None:
         _, record, _ = call_llm(role, FACTS + f"\nQuestion {n}: how many bridges does river {n} have?", ctx)
         prompt_tokens = max(prompt_tokens, record.input_tokens)
     total = time.perf_counter() - started
-    print(f"calls {len(trims)} of up to {prompt_tokens} prompt tokens | trim ms: mean {1000 * sum(trims) / len(trims):.2f}, max {1000 * max(trims):.2f} | "
-          f"share of the calls' time {100 * sum(trims) / total:.3f}%")
+    print(f"calls {len(trims)} of up to {prompt_tokens} prompt tokens | trim ms: mean {1000 * sum(trims) / len(trims):.2f}, "
+          f"max {1000 * max(trims):.2f} | share of the calls' time {100 * sum(trims) / total:.3f}%")
 
 
 if __name__ == "__main__":
