@@ -219,7 +219,7 @@ def ask(
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
         keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls",
-                "invalid_outputs")
+                "invalid_outputs", "invalid_replies")
         out.print_json(json.dumps({"preset": preset, **{k: result[k] for k in keys}}, default=str))
         return
     out.print(f"[bold green]Answer:[/] {result['answer']}")

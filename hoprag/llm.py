@@ -65,14 +65,21 @@ class LLMCall:
     compute_started: float | None = None
     # The embedded model only: prompt tokens the model evaluated, the rest reused from the role's KV cache.
     evaluated_tokens: int | None = None
+    # The reply's text: kept out of the usage record (state and records carry every call's), and written only
+    # beside an invalid output, so a run's invalid replies can be read and not only counted.
+    reply: str = field(default="", repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        del record["reply"]
+        return record
 
     def parsed(self, invalid: bool, problem: str = "") -> dict[str, Any]:
         """The record of a call whose output a parser read: `invalid` outputs feed the invalid-output
-        rate of `hoprag eval`; `problem` says what the parser found (also for warnings)."""
-        return {**asdict(self), "parsed": True, "invalid": invalid, "problem": problem}
+        rate of `hoprag eval`; `problem` says what the parser found (also for warnings); an invalid
+        output keeps its reply."""
+        return {**self.to_dict(), "parsed": True, "invalid": invalid, "problem": problem,
+                **({"reply": self.reply} if invalid else {})}
 
 
 def summarize_usage(calls: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -348,7 +355,7 @@ def call_llm(
         hit = cache.get(key)
         if hit is not None:
             message = AIMessage(content=hit["text"], response_metadata=hit.get("metadata") or {})
-            record = LLMCall(role, spec, hit["input_tokens"], hit["output_tokens"], 0.0, cached=True)
+            record = LLMCall(role, spec, hit["input_tokens"], hit["output_tokens"], 0.0, cached=True, reply=hit["text"])
             return hit["text"], record, message
     if spec.startswith("local-server:"):
         # ChatOpenAI sends max_completion_tokens, which llama_cpp.server ignores: it would then generate
@@ -385,6 +392,7 @@ def call_llm(
             queued_seconds=float(message.response_metadata.get("queued_seconds") or 0.0),
             compute_started=message.response_metadata.get("compute_started"),
             evaluated_tokens=message.response_metadata.get("evaluated_tokens"),
+            reply=text,
         )
         # An empty reply has no tokens to score (the 1.5B model sometimes stops at once); only text
         # without log-probabilities means the backend cannot serve FLARE's gate.

@@ -76,6 +76,9 @@ def run_question(
         # Outputs a parser read, and those it could not use (no action, no verdict, an empty plan).
         "parsed_outputs": sum(1 for c in calls if c.get("parsed")),
         "invalid_outputs": sum(1 for c in calls if c.get("invalid")),
+        # What each invalid output said, for reading why a parser refused it (the count alone says not why).
+        "invalid_replies": [{"role": c["role"], "problem": c.get("problem", ""), "reply": c.get("reply", "")}
+                            for c in calls if c.get("invalid")],
         "seconds": round(seconds, 3),
     }
 

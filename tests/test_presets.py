@@ -300,6 +300,9 @@ def test_invalid_outputs_are_counted():
     ctx, _ = react_ctx(["I think the answer is Rush", "Thought: d\nAction: finish[Rush]"])
     result = run_question("react", "Which band?", ctx)
     assert result["invalid_outputs"] == 1 and result["parsed_outputs"] == 2
+    # the refused reply is kept with the parser's reason, so it can be read and not only counted
+    assert result["invalid_replies"] == [{"role": "reasoner", "problem": "no valid Action found",
+                                          "reply": "I think the answer is Rush"}]
 
 
 # ---------------------------------------------------------------- ReSP
@@ -387,6 +390,29 @@ def eval_ctx(**options) -> Context:
         return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
 
     return Context(llm=register_fake("fake:eval-preset", ScriptedChatModel(model)), index="eval-preset-index", **options)
+
+
+def test_a_record_keeps_its_invalid_replies_and_a_valid_run_none(tmp_path):
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    eval_ctx()  # registers the index
+    answered: set[str] = set()
+
+    def model(messages):  # question 0's first reasoning reply has no action; every other reply is valid
+        prompt = "\n".join(str(m.content) for m in messages)
+        if "Extract relevant" in prompt:
+            return "YES#fact"
+        number = prompt.split("Question: Question ")[-1].split("?")[0]
+        if number == "0" and number not in answered:
+            answered.add(number)
+            return "I would search for it."
+        return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
+
+    ctx = Context(llm=register_fake("fake:eval-invalid", ScriptedChatModel(model)), index="eval-preset-index")
+    run_eval("renact", dataset, tmp_path / "run", ctx, progress=False)
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").read_text().splitlines())}
+    assert records["q0"]["invalid_replies"] == [{"role": "reasoner", "problem": "no valid Action found",
+                                                 "reply": "I would search for it."}]
+    assert records["q1"]["invalid_replies"] == [] and records["q1"]["invalid_outputs"] == 0
 
 
 @pytest.mark.parametrize("preset", ["paper", "small"])

@@ -160,6 +160,7 @@ def test_an_invalid_action_is_regenerated_and_counted():
     result = run_question("rearag", "Q?", ctx)
     assert result["finished_by"] == "finish" and retriever.queries == ["author"]
     assert result["invalid_outputs"] == 1 and result["parsed_outputs"] == 3
+    assert [r["reply"] for r in result["invalid_replies"]] == ["I think I should search."]
     assert len(result["trajectory"]) == 2  # the invalid turn was rolled back, not kept in the chain
 
 
