@@ -379,35 +379,36 @@ def write_dataset(path, n: int) -> str:
     return f"jsonl:{path}"
 
 
+def question_number(messages) -> str:
+    return "\n".join(str(m.content) for m in messages).split("Question: Question ")[-1].split("?")[0]
+
+
+def eval_reply(messages) -> str:
+    """ReNAct on question N: search once, note every page, then finish with ansN."""
+    prompt = "\n".join(str(m.content) for m in messages)
+    if "Extract relevant" in prompt:
+        return "YES#fact"
+    number = question_number(messages)
+    return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
+
+
 def eval_ctx(**options) -> Context:
     register_retriever("eval-preset-index", Recorder(DOCS))
-
-    def model(messages):
-        prompt = "\n".join(str(m.content) for m in messages)
-        if "Extract relevant" in prompt:
-            return "YES#fact"
-        number = prompt.split("Question: Question ")[-1].split("?")[0]
-        return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
-
-    return Context(llm=register_fake("fake:eval-preset", ScriptedChatModel(model)), index="eval-preset-index", **options)
+    return Context(llm=register_fake("fake:eval-preset", ScriptedChatModel(eval_reply)), index="eval-preset-index",
+                   **options)
 
 
 def test_a_record_keeps_its_invalid_replies_and_a_valid_run_none(tmp_path):
     dataset = write_dataset(tmp_path / "d.jsonl", 2)
-    eval_ctx()  # registers the index
-    answered: set[str] = set()
+    refused: list[str] = []
 
-    def model(messages):  # question 0's first reasoning reply has no action; every other reply is valid
-        prompt = "\n".join(str(m.content) for m in messages)
-        if "Extract relevant" in prompt:
-            return "YES#fact"
-        number = prompt.split("Question: Question ")[-1].split("?")[0]
-        if number == "0" and number not in answered:
-            answered.add(number)
-            return "I would search for it."
-        return f"Thought: d\nAction: finish[ans{number}]" if "Observation 1" in prompt else "Thought: s\nAction: search[x]"
+    def model(messages):  # the run's first call (question 0's reasoner) has no action
+        if question_number(messages) == "0" and not refused:
+            refused.append("I would search for it.")
+            return refused[0]
+        return eval_reply(messages)
 
-    ctx = Context(llm=register_fake("fake:eval-invalid", ScriptedChatModel(model)), index="eval-preset-index")
+    ctx = eval_ctx().with_options(llm=register_fake("fake:eval-invalid", ScriptedChatModel(model)))
     run_eval("renact", dataset, tmp_path / "run", ctx, progress=False)
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "run" / "results.jsonl").read_text().splitlines())}
     assert records["q0"]["invalid_replies"] == [{"role": "reasoner", "problem": "no valid Action found",

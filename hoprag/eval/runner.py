@@ -135,8 +135,8 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "", 
     record["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     record.update(prediction=result["answer"], metrics=metrics, error=None, **{
         k: result[k] for k in ("steps", "turns", "repeated_queries", "dropped_observations", "cut_calls", "cut_tokens",
-                               "llm_calls", "parsed_outputs", "invalid_outputs", "invalid_replies", "usage", "answer_usage", "seconds",
-                               "finished_by", "answer_reply", "trajectory")
+                               "llm_calls", "parsed_outputs", "invalid_outputs", "invalid_replies", "usage",
+                               "answer_usage", "seconds", "finished_by", "answer_reply", "trajectory")
     })
     return record
 
