@@ -132,6 +132,12 @@ class Context:
         "answer the notes hold, that is more than the question's words, ends the run (the reasoner often searches on "
         "with the answer in its notes).",
     )
+    plain_synthesis: bool | None = _describe(
+        None, "ReAct family, small: the answer at the step cap comes from one user message that holds the question, the "
+        "run as a plain transcript (each step's thought, search and what it found) and the notes; off (paper) the "
+        "synthesis request follows the reasoner's own chat turns, after which small models go on in ReAct format and "
+        "a thought ('I need to find ...') becomes the answer.",
+    )
     rearag_greedy_answers: bool | None = _describe(
         None, "ReaRAG, small: the answer model (the RAG engine's answer and the concise answer) decodes greedily with short "
         "caps (128 and 32 tokens); off (paper) it samples as the official code does (temperature 0.95, top_p 0.7, up to 1024 "

@@ -138,6 +138,35 @@ def test_cap_synthesis_fits_a_small_window_without_crashing():
     assert len(models["generator"].prompts[0]) // 3 < 1500  # the fake counts ~3 characters a token
 
 
+def test_small_synthesizes_the_cap_answer_from_a_plain_transcript():
+    """`plain_synthesis`: one user message, no ReAct chat turns to continue; an invalid step keeps its thought, not the
+    parser's feedback (the 1.5B model copied "Invalid action (no valid Action found)" into its cap answer)."""
+    replies = iter(["Thought 1: find the author\nAction 1: search[Blast; Who wrote it?]", "Thought 2: John Knox died in 1572.",
+                    "Thought 3: s\nAction 3: search[Knox; When did Knox die?]"])
+    ctx, models = react_ctx(lambda m: next(replies), generator="Thought 4: I need to search again.\nAnswer: 1572",
+                            preset="small", max_steps=3, answer_from_notes=False, grounded_notes=False)
+    result = run_question("renact", "When did the author of Blast die?", ctx)
+    assert result["finished_by"] == "cap" and result["answer"] == "1572"
+    prompt = models["generator"].prompts[0]
+    assert isinstance(prompt, str) and prompt.startswith("The search for the question below has reached its step limit.")
+    assert "Step 2: John Knox died in 1572." in prompt and "Searched: Knox; When did Knox die?" in prompt
+    assert "Found: (Result 1) Title 0 - note" in prompt and "Title 0 - note" in prompt.split("Collected notes:")[1]
+    assert "Invalid action" not in prompt and "Observation" not in prompt
+    paper_ctx, paper_models = react_ctx([f"Thought: step {i}\nAction: search[topic {i}]" for i in range(3)], max_steps=3)
+    assert run_question("renact", "Which band?", paper_ctx)["finished_by"] == "cap"
+    assert "Observation 1:" in paper_models["generator"].prompts[0]  # paper: the reasoner's chat turns, as before
+
+
+def test_the_plain_synthesis_fits_a_small_window():
+    long_docs = [Document(id=f"l{i}", title=f"Long {i}", text="word " * 3000) for i in range(3)]
+    replies = [f"Thought: step {i}\nAction: search[topic {i}]" for i in range(4)]
+    ctx, models = react_ctx(replies, docs=long_docs, max_steps=4, context_window=1500, plain_synthesis=True)
+    result = run_question("react", "Which band?", ctx)
+    prompt = models["generator"].prompts[0]
+    assert result["finished_by"] == "cap" and result["answer"] == "Rush"
+    assert len(prompt) // 3 < 1500 and "Which band?" in prompt and "Step 4: step 3" in prompt
+
+
 @pytest.mark.parametrize("refuse", [False, True])
 def test_a_repeated_search_is_refused_only_with_the_option(refuse):
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: search[rush; who is rush]",

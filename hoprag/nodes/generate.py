@@ -11,16 +11,24 @@ from langchain_core.messages import HumanMessage
 
 from hoprag.context import context_of
 from hoprag.eval.metrics import normalize_answer
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.parsing import parse_react
-from hoprag.nodes.reasoner import fit_prompt
+from hoprag.nodes.reasoner import DROPPED, cut_middle, fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes, grounded
 from hoprag.prompts.baselines import COT, COT_SHORT_ANSWER, STANDARD_RAG
-from hoprag.prompts.react import CONCISE, NOTES_ANSWER, SHORT_ANSWER, SYNTHESIZE, SYNTHESIZE_NOTES
+from hoprag.prompts.react import (
+    CONCISE,
+    NOTES_ANSWER,
+    PLAIN_SYNTHESIZE,
+    SHORT_ANSWER,
+    SYNTHESIZE,
+    SYNTHESIZE_NOTES,
+)
 from hoprag.state import AgentState
 
 CONCISE_WORDS = 8
+SYNTHESIS_TOKENS = 48  # the cap's answer: a few words, or a sentence the concise step shortens
 
 
 ANSWER_LABELS = ("Answer:", "Short answer:", "Final answer:")
@@ -50,6 +58,8 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
     notes = gathered_notes(trajectory)
+    if ctx.plain_synthesis:
+        return plain_synthesis(state, ctx, notes)
     request = SYNTHESIZE.format(
         and_notes=" and the collected notes" if notes else "",
         question=state["question"],
@@ -57,8 +67,51 @@ def synthesize(state: AgentState, runtime: Any = None) -> dict[str, Any]:
         notes=SYNTHESIZE_NOTES.format(notes="\n".join(notes)) if notes else "",
     )
     messages, _ = fit_prompt(state["question"], trajectory, ctx, role="generator", tail=[HumanMessage(request)],
-                             max_tokens=48)
-    text, record, _ = call_llm("generator", messages, ctx, max_tokens=48)
+                             max_tokens=SYNTHESIS_TOKENS)
+    text, record, _ = call_llm("generator", messages, ctx, max_tokens=SYNTHESIS_TOKENS)
+    return {"answer": synthesized_answer(text), "answer_reply": text, "finished_by": "cap", "calls": [record.to_dict()]}
+
+
+def history_transcript(trajectory: list[dict[str, Any]], dropped: int = 0) -> str:
+    """The run as plain text for `plain_synthesis`: each step's thought, its search and what it found. An invalid
+    step keeps its thought (it may state the answer, "John Knox died in 1572.") but not the parser's feedback,
+    which the model would copy; the first `dropped` observations are replaced by a marker."""
+    lines: list[str] = []
+    for number, step in enumerate(trajectory, 1):
+        lines.append(f"Step {number}: {step.get('thought', '')}".rstrip())
+        if step.get("kind") == "search":
+            lines.append(f"Searched: {step.get('argument', '')}")
+            lines.append(f"Found: {DROPPED if number <= dropped else step.get('observation', '')}")
+    return "\n".join(lines)
+
+
+def plain_synthesis(state: AgentState, ctx: Any, notes: list[str]) -> dict[str, Any]:
+    """`plain_synthesis` (small): the cap's answer from one user message holding the question, the history as a
+    transcript and the notes, fitted to the generator's window as the chat synthesis is: the oldest observations go
+    first, then the middle of the history (keeping the newest observation's start), then of the notes."""
+    trajectory = state.get("trajectory", [])
+    spec = resolve_spec("generator", ctx)
+    budget = context_window(spec, ctx) - SYNTHESIS_TOKENS - 16
+
+    def prompt_with(history: str, notes_text: str) -> str:
+        return PLAIN_SYNTHESIZE.format(
+            and_notes=" and the collected notes" if notes else "", question=state["question"],
+            short_answer=SHORT_ANSWER if ctx.short_answer_instruction else "", history=history,
+            notes=SYNTHESIZE_NOTES.format(notes=notes_text) if notes else "")
+
+    def overflow(history: str, notes_text: str) -> int:
+        return count_tokens(spec, "generator", ctx, prompt_with(history, notes_text)) - budget
+
+    notes_text = "\n".join(notes)
+    for dropped in range(max(1, len(trajectory))):
+        history = history_transcript(trajectory, dropped)
+        if overflow(history, notes_text) <= 0:
+            break
+    if (over := overflow(history, notes_text)) > 0:
+        history = cut_middle(history, 4 * over)
+    if (over := overflow(history, notes_text)) > 0:
+        notes_text = cut_middle(notes_text, 4 * over)
+    text, record, _ = call_llm("generator", prompt_with(history, notes_text), ctx, max_tokens=SYNTHESIS_TOKENS)
     return {"answer": synthesized_answer(text), "answer_reply": text, "finished_by": "cap", "calls": [record.to_dict()]}
 
 

@@ -58,6 +58,17 @@ Collected notes:
 {notes}
 """
 
+# `plain_synthesis` (small): the answer at the cap from one user message, the history as a plain transcript. After the
+# ReAct chat turns of SYNTHESIZE the 1.5B model went on in ReAct format ("Thought 7: I need to find where ...", or its
+# copy of the invalid-action feedback), and that thought was the answer. The static instruction comes first.
+PLAIN_SYNTHESIZE = """The search for the question below has reached its step limit. Answer the question from the search history{and_notes}: reply with the answer only, with no Thought or Action, and do not search again.{short_answer}
+
+Question: {question}
+
+Search history:
+{history}
+{notes}Answer:"""
+
 CONCISE = """Shorten the answer to the fewest words that still answer the question (the specific name, date, number, or yes/no). Reply with the short answer only.
 
 Question: {question}
