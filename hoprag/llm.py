@@ -28,7 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
 from hoprag.errors import ContextOverflowError, EndpointError, HopragError, NoLogprobsError, UnknownSpecError
-from hoprag.llm_cache import cache_key, is_cacheable, response_cache
+from hoprag.llm_cache import cache_key, chat_role, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
 DEFAULT_SPEC = f"local:{DEFAULT_LOCAL_MODEL}"
@@ -156,7 +156,10 @@ class ScriptedChatModel(BaseChatModel):
             reply, tokens = reply
             import math
 
-            metadata["logprobs"] = {"content": [{"token": t, "logprob": math.log(max(p, 1e-12))} for t, p in tokens]}
+            # An entry that is already a dict is an OpenAI-style one (with its `top_logprobs`), passed as it is.
+            metadata["logprobs"] = {"content": [entry if isinstance(entry, dict) else
+                                                {"token": entry[0], "logprob": math.log(max(entry[1], 1e-12))}
+                                                for entry in tokens]}
         text = str(reply)
         prompt_tokens = sum(len(str(m.content).split()) for m in messages)
         message = AIMessage(
@@ -311,11 +314,19 @@ def call_llm(
     max_tokens: int | None = None,
     logprobs: bool = False,
     grammar: str | None = None,
+    top_logprobs: int = 0,
+    continue_reply: bool = False,
+    extra_body: dict[str, Any] | None = None,
 ) -> tuple[str, LLMCall, AIMessage]:
     """Run one LLM call for a role. Returns (text, usage record, raw message).
 
     `grammar` (GBNF) constrains the output where the backend supports it: the embedded model and a
-    llama.cpp server. OpenAI-compatible endpoints get the prompt alone."""
+    llama.cpp server. OpenAI-compatible endpoints get the prompt alone.
+    `top_logprobs` > 0: each generated position also reports its that many most likely tokens with their
+    log-probabilities (`top_token_logprobs`); an endpoint's `top_logprobs`, the embedded model's full vocabulary.
+    `continue_reply`: the prompt's last message is the assistant's reply so far, continued rather than answered
+    (the embedded model; vLLM's `continue_final_message`). `extra_body`: endpoint-specific request fields."""
+    logprobs = logprobs or top_logprobs > 0
     if ctx.temperature is None or ctx.max_tokens is None:  # a Context used outside a graph: apply its preset
         from hoprag.context import graph_method
 
@@ -337,7 +348,17 @@ def call_llm(
     if logprobs:
         kwargs["logprobs"] = True
         if spec.startswith(("local-server:", "openai:")):
-            kwargs["top_logprobs"] = 1  # llama_cpp.server returns logprobs only when top_logprobs is set
+            kwargs["top_logprobs"] = top_logprobs or 1  # llama_cpp.server returns logprobs only when top_logprobs is set
+        elif top_logprobs and spec.startswith("local:"):
+            kwargs["top_logprobs"] = top_logprobs
+    if continue_reply:
+        if spec.startswith("local-server:"):
+            raise HopragError(f"{spec} cannot continue a reply (llama_cpp.server has no continue_final_message); use "
+                              f"local:{spec.partition(':')[2]} or an OpenAI-compatible endpoint such as vLLM")
+        if spec.startswith("local:"):
+            kwargs["continue_reply"] = True
+        elif spec.startswith("openai:"):
+            extra_body = {**(extra_body or {}), "continue_final_message": True, "add_generation_prompt": False}
     chat = [(chat_role(m), str(m.content)) for m in messages]
     seed = call_seed(ctx.seed, chat) if ctx.seed is not None and sampled else ctx.seed
     if spec.startswith(("local", "openai")) and seed is not None:
@@ -363,6 +384,8 @@ def call_llm(
         kwargs["extra_body"] = {"max_tokens": kwargs["max_tokens"], "repeat_penalty": 1.0,
                                 **({"grammar": grammar} if grammar else {}),
                                 **({"top_k": kwargs.pop("top_k"), "min_p": kwargs.pop("min_p")} if untruncated else {})}
+    if extra_body and spec.startswith(("local-server:", "openai:")):
+        kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **extra_body}
     if spec.startswith("fake:"):
         kwargs = {**({"stop": stop} if stop else {}), **({"grammar": grammar} if grammar else {})}
     attempts = max(1, ctx.max_retries + 1)
@@ -417,9 +440,31 @@ def token_probabilities(message: AIMessage) -> list[tuple[str, float]]:
     return [(str(t.get("token", "")), math.exp(float(t["logprob"]))) for t in content if t.get("logprob") is not None]
 
 
-def chat_role(message: BaseMessage) -> str:
-    """The OpenAI-style role of a LangChain message (system, user, assistant)."""
-    return {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, message.type)
+def top_token_logprobs(message: AIMessage) -> list[tuple[str, dict[str, float]]]:
+    """Per generated position, the generated token and its position's most likely tokens with their
+    log-probabilities (the `top_logprobs` of an OpenAI-style `logprobs` field, the generated token included).
+    Entries that do not parse are skipped; the same text twice (tokens that decode alike) keeps the larger."""
+    import math
+
+    logprobs = (message.response_metadata or {}).get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    positions: list[tuple[str, dict[str, float]]] = []
+    for entry in content if isinstance(content, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        alternatives = entry.get("top_logprobs")
+        position: dict[str, float] = {}
+        for candidate in [*(alternatives if isinstance(alternatives, list) else []), entry]:
+            try:
+                token, logprob = str(candidate["token"]), float(candidate["logprob"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if not math.isnan(logprob):
+                position[token] = max(min(logprob, 0.0), position.get(token, -math.inf))
+        positions.append((str(entry.get("token", "")), position))
+    return positions
+
+
 
 
 def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None) -> HopragError:
@@ -435,3 +480,15 @@ def _describe_failure(spec: str, role: str, attempts: int, error: Exception | No
     if name == "NotFoundError":
         return EndpointError(f"the endpoint does not serve model '{spec.partition(':')[2]}'; check the model name")
     return EndpointError(f"LLM call for role {role} ({spec}) failed after {attempts} attempt(s): {name}: {error}")
+
+
+def auto_preset(ctx: Any) -> tuple[str, str]:
+    """`--preset auto`: `small` where a method role runs on an embedded model (`local:...`, the default model
+    included), `paper` for every other model; returns the preset and why, e.g. ("small", "embedded model local:x")."""
+    from hoprag.context import METHOD_ROLES
+
+    specs = dict.fromkeys(resolve_spec(role, ctx) for role in METHOD_ROLES)
+    embedded = [spec for spec in specs if spec.startswith("local:")]
+    if embedded:
+        return "small", f"embedded model {', '.join(embedded)}"
+    return "paper", f"model {', '.join(specs)}, not an embedded one"

@@ -72,3 +72,9 @@ def response_cache() -> ResponseCache:
         if path not in _CACHES:
             _CACHES[path] = ResponseCache(path)
         return _CACHES[path]
+
+
+def chat_role(message: Any) -> str:
+    """The OpenAI-style role of a LangChain message (system, user, assistant): the in-process model and the cache key
+    both read messages this way."""
+    return {"system": "system", "human": "user", "ai": "assistant"}.get(message.type, message.type)

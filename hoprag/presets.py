@@ -6,7 +6,7 @@
   `concise_answer=False`) turns that one adaptation off.
 
 An option the caller sets explicitly always wins over the preset: preset options are the ones the
-Context leaves as None. Every preset option is documented in BENCHMARKS.md with its source.
+Context leaves as None. docs/presets.md lists every preset option with its reason (generated from REASONS).
 """
 
 from __future__ import annotations
@@ -36,14 +36,22 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "answer_from_notes": False,
     "rearag_shared_concise": False,
     "rearag_finish_on_repeat": False,
+    "rearag_forced_finish": False,
     "ircot_min_sentences": 0,
     "constrained_actions": False,
     "search_question_first": False,
+    "search_entity_and_query": False,
     "rearag_greedy_answers": False,
     "truncated_sampling": False,
     "resp_reader": False,
     "answer_choices": False,
     "plain_synthesis": False,
+    "search_o1_invalid_feedback": False,
+    "search_o1_unboxed_answer": False,
+    "self_ask_context_titles": False,
+    "self_ask_answer_at_cap": False,
+    "sure_unlisted_candidate": False,
+    "infogent_lenient_json": False,
 }
 ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: shorten a finish answer of more than a few words with one generator call.
@@ -64,14 +72,14 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: a regenerated step is told why the last one was invalid.
     "rearag_invalid_feedback": True,
     # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps, keyword
-    # calls and a value with a stray quote ('Chiang Kai-shek's son'): MuSiQue invalid outputs 24.9% -> 15.9% (BENCHMARKS.md).
+    # calls and a value with a stray quote ('Chiang Kai-shek's son'): MuSiQue invalid outputs 24.9% -> 15.9%.
     "rearag_lenient_actions": True,
     # ReaRAG: an action written as a sentence is a search for its rest. Off in `small` too: on 50 MuSiQue questions
     # invalid outputs went 15.9% -> 10.1% but F1 15.88 -> 12.03, the vague queries ending runs in repeats and the cap.
     "rearag_prose_actions": False,
     # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so. Off in
     # `small` too: the greedy 1.5B reasoner asked the refused query again and again, and ReNAct small scored
-    # F1 10 with it (and grounded_notes) against 30 without on 10 questions (BENCHMARKS.md, issue 13).
+    # F1 10 with it (and grounded_notes) against 30 without on 10 questions.
     "refuse_repeated_queries": False,
     # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
     # writer copies the previous notes into pages that do not contain them).
@@ -94,23 +102,29 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "answer_from_notes": True,
     # ReaRAG: a long finish answer is shortened with the shared concise prompt; with the official one 13 of 30
     # HotpotQA-hard answers were "Yes" ("... was awarded to Tom Hiddleston ..." became "Yes"); F1 27.5 -> 39.7 with
-    # this option, `rearag_finish_on_repeat` and 5 retries (BENCHMARKS.md).
+    # this option, `rearag_finish_on_repeat` and 5 retries.
     "rearag_shared_concise": True,
     # ReaRAG: a repeat left after resampling ends the chain with the forced finish (a chain resampled the same
     # query twice at each of its 7 later steps, the same answer each time, to the bound).
     "rearag_finish_on_repeat": True,
+    # ReaRAG: at the step bound without `finish`, ask for it once, else answer with the last observation; the official
+    # `run()` returns no answer there (`paper`).
+    "rearag_forced_finish": True,
     # IRCoT: the first step must write a sentence (its prompt ends with an opened <s>), to retrieve with before it
     # answers. Off in `small` too: the 1.5B model closed the opened <s> at once (30 of 60 questions) or wrote a plan
     # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
-    # MuSiQue, at 1.7x the reasoner input tokens (30 questions each, BENCHMARKS.md, issue 13).
+    # MuSiQue, at 1.7x the reasoner input tokens.
     "ircot_min_sentences": 0,
     # ReAct family, ReaRAG and FuRePA: the reasoner's turn under a llama.cpp grammar, so every action parses (issue 13
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
-    # the constrained model finishing after one search in 16 of 30 questions (BENCHMARKS.md, issue 13).
+    # the constrained model finishing after one search in 16 of 30 questions.
     "constrained_actions": False,
     # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call. Off: on 30
-    # HotpotQA-hard questions ReNAct F1 49.5 -> 43.5 and ReaRAG 49.4 -> 31.6, though retrieval recall rose (BENCHMARKS.md).
+    # HotpotQA-hard questions ReNAct F1 49.5 -> 43.5 and ReaRAG 49.4 -> 31.6, though retrieval recall rose.
     "search_question_first": False,
+    # ReAct family: retrieve with "entity query" joined and write notes for "entity; query", as every measured `small`
+    # run did; `paper` retrieves with the entity and writes notes for the query (003, Step 2 and Algorithm 1).
+    "search_entity_and_query": True,
     # ReaRAG: the answer model (the RAG engine and the concise answer) decodes greedily with short caps (128 and 32
     # tokens), as every 'small' run of ReaRAG measured; the official code samples it at 0.95 / top_p 0.7, up to 1024 tokens.
     "rearag_greedy_answers": True,
@@ -125,11 +139,28 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReAct family: the answer at the cap from a plain transcript, not after the reasoner's chat turns, where the 1.5B
     # model went on in ReAct format and its thought became the answer ("I need to find where the place of death of the
     # director of ... is"; "No valid action (no valid Action found)", its copy of the parser's feedback): 12 of 47 cap
-    # answers in twelve ReNAct `small` runs; replayed, right answers at the cap 7 -> 11 (BENCHMARKS.md, "`plain_synthesis`").
+    # answers in twelve ReNAct `small` runs; replayed, right answers at the cap 7 -> 11.
     "plain_synthesis": True,
+    # Search-o1: a turn with malformed special tokens gets a note saying what was wrong and the reasoning goes on; the
+    # official loop ends the chain there (a small reasoner's slip would end most chains without an answer).
+    "search_o1_invalid_feedback": True,
+    # Search-o1: a final turn without \boxed{} is answered from its last "answer is ..." (the official evaluation reads
+    # only \boxed{}, which small models often leave out).
+    "search_o1_unboxed_answer": True,
+    # Self-Ask: the prompt's passages carry their titles, as the few-shot examples' "Context1: Title: text" do; FlashRAG
+    # drops them, leaving a small model to guess which page a passage is from.
+    "self_ask_context_titles": True,
+    # Self-Ask: a chain at the round cap without "So the final answer is:" is continued once with that line; FlashRAG
+    # answers nothing there.
+    "self_ask_answer_at_cap": True,
+    # SuRe: a candidate reply without the (a)/(b) form is one candidate; FlashRAG answers nothing there.
+    "sure_unlisted_candidate": True,
+    # Infogent: the three agents' JSON is also read inside code fences or prose, commands and actions in any case and
+    # spacing; the official parsers (json.loads, exact regexes) turn a small model's near-misses into errors.
+    "infogent_lenient_json": True,
 }
 
-# Per method: the paper's parameters (sources in BENCHMARKS.md, "Presets"). Methods not listed here
+# Per method: the paper's parameters (sources on each method's page in docs/methods). Methods not listed here
 # take only the shared part of the preset.
 # IRCoT's and FLARE's own settings, the same in both presets (reference/methods.md). Both original codes end
 # generation at a step that generates nothing (IRCoT's exit controller on an empty sentence, FLARE's loop on an
@@ -138,8 +169,40 @@ _COT_SETTINGS = {"max_sentences": 10, "max_paragraphs": 15, "paragraph_words": 3
                  "flare_theta": 0.8, "flare_beta": 0.4, "stop_on_empty_step": True}
 _REACT_FAMILY_PAPER = {"temperature": 0.7, "max_steps": 25, "k": 5}  # NotesWriting §4.2, ReNAct Alg. 1
 _COT_PAPER = {"temperature": 0.7, "k": 5}
-_FUREPA = {"furepa_n": 5, "furepa_theta": 0.6, "furepa_eps": 2.0, "furepa_max_raises": 2, "furepa_plan_assessor": True,
+_FUREPA = {"furepa_n": 5, "furepa_theta": 0.6, "furepa_eps": 2.0, "furepa_plan_assessor": True,
            "max_iterations": 6}
+# FlashRAG's settings, the same in both presets: Iter-RetGen's iter_num 3 (run_exp.py) and Self-Ask's max_iter 5 and
+# 100 output tokens (Ret-Robust, baseline_details.md); greedy, top-5, 32 output tokens are FlashRAG's global setting.
+_ITER_RETGEN = {"temperature": 0.0, "k": 5, "max_tokens": 32, "iter_retgen_rounds": 3}
+_SELF_ASK = {"temperature": 0.0, "k": 5, "max_tokens": 100, "self_ask_max_rounds": 5}
+# REPLUG as FlashRAG's REPLUGPipeline ran it (ReSP's Table 1 row): greedy, top-5, 32 output tokens, its logits mix;
+# 20 top log-probabilities per position, the most vLLM serves by default.
+_REPLUG = {"temperature": 0.0, "k": 5, "max_tokens": 32, "replug_weighting": "flashrag", "top_logprobs": 20}
+# Self-RAG's official short-form run (run_short_form.py, README): threshold 0.2, 10 passages, 100 output tokens,
+# temperature 0, top_p 1 (FlashRAG's SelfRAGPipeline uses the same decoding).
+_SELF_RAG = {"temperature": 0.0, "top_p": 1.0, "k": 10, "max_tokens": 100, "self_rag_threshold": 0.2,
+             "top_logprobs": 20}
+# RECOMP as FlashRAG's benchmark ran it (run_exp.py `recomp`, baseline_details.md): the released abstractive compressor,
+# then greedy, top-5, 32 output tokens; `small` compresses with the LLM stand-in (no checkpoint needed).
+_RECOMP = {"temperature": 0.0, "k": 5, "max_tokens": 32}
+# SuRe as FlashRAG's SuRePipeline ran (ReSP's Table 1 row): FlashRAG's global setting, greedy, top-5, 32 output tokens.
+_SURE = {"temperature": 0.0, "k": 5, "max_tokens": 32}
+# ReaRAG's "in-context" rows: no setting is published; the official code's answer model (GLM-4, the RAG engine that
+# reads passages) samples at temperature 0.95, top_p 0.7, up to 1024 tokens.
+_LONG_CONTEXT_PAPER = {"temperature": 0.95, "top_p": 0.7, "max_tokens": 1024}
+# Search-o1's official code for multi-hop QA (run_search_o1.py): temperature 0.7, top_p 0.8, 8192 output tokens (models
+# other than QwQ), top-10 results, MAX_TURN 15, MAX_SEARCH_LIMIT 10. SearChain's (SearChain_w_IR.py, Server/server.py):
+# gpt-3.5-turbo at the API's default temperature (1.0), the top-1 passage per query, 5 rounds.
+_SEARCH_O1_PAPER = {"temperature": 0.7, "top_p": 0.8, "max_tokens": 8192, "k": 10, "max_steps": 15,
+                    "search_o1_max_searches": 10}
+_SEARCHAIN_PAPER = {"temperature": 1.0, "k": 1, "max_tokens": 1024, "max_iterations": 5, "searchain_reader": "llm"}
+# Infogent's official direct-API code for FRAMES (run_frames.py): Navigator and Aggregator at temperature 0.7, top-5
+# search results, num_iterations 15 and the Navigator's AutoGPT cap 2 x 15; num_to_aggregate is declared, never used.
+_INFOGENT_PAPER = {"temperature": 0.7, "k": 5, "max_tokens": 2000, "max_steps": 30, "infogent_iterations": 15,
+                   "infogent_max_aggregated": 0}
+# ChatCoT's official HotpotQA code (solve_turbo_chatcot.py): gpt-3.5-turbo at temperature 0, 128 output tokens a turn,
+# max_hop 5 reasoning hops, at most five documents shown per tool call. The same in both presets.
+_CHATCOT = {"temperature": 0.0, "max_tokens": 128, "k": 5, "max_iterations": 5}
 _PAPER: dict[str, dict[str, Any]] = {
     "renact": _REACT_FAMILY_PAPER,
     "react": _REACT_FAMILY_PAPER,
@@ -159,25 +222,54 @@ _PAPER: dict[str, dict[str, Any]] = {
     # FuRePA §4.1: n = 5, theta = 0.6, DBSCAN eps 2, T = 6. The paper lists tp0 0.2/1.0 and dtp 0.8/0.5 without
     # saying which goes where; `paper` takes 1.0/0.5 (five candidates at 0.2 are near copies, which leaves the
     # vote and the filter nothing to decide), `small` the other pair, 0.2/0.8 (small models garble at 1.0+).
-    "furepa": _FUREPA | {"furepa_tp0": 1.0, "furepa_dtp": 0.5},
+    # §3.2.2: an empty query set "ends the iteration with the temperature increasing" (no cap; the raise counts toward T).
+    "furepa": _FUREPA | {"furepa_tp0": 1.0, "furepa_dtp": 0.5, "furepa_raise_cap": 0},
     "ircot": _COT_PAPER,
     "ircot-notes": _COT_PAPER,
     "flare": _COT_PAPER,
     "flare-notes": _COT_PAPER,
+    "search-o1": _SEARCH_O1_PAPER,
+    "searchain": _SEARCHAIN_PAPER,
+    "infogent": _INFOGENT_PAPER,
+    "chatcot": _CHATCOT,
+    # FlashRAG's IterativePipeline as its benchmark ran it (ReSP's Table 1 row): iter_num 3, greedy, top-5, 32 output tokens.
+    "iter-retgen": _ITER_RETGEN,
+    # FlashRAG's SelfAskPipeline with Ret-Robust's setting: 5 rounds, 100 output tokens, greedy, top-5.
+    "self-ask": _SELF_ASK,
+    "replug": _REPLUG,
+    "self-rag": _SELF_RAG,
+    "recomp": _RECOMP | {"recomp_compressor": "abstractive"},
+    "sure": _SURE,
+    "long-context": _LONG_CONTEXT_PAPER,
 }
 # `small`: greedy decoding and a short step cap (the 1.5B model rarely finishes after 6 steps).
 _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory"}
 # IRCoT's own reader (IRCoT QA) answers over the collected paragraphs or notes: with Figure 4's few-shot prompt
 # the 1.5B model writes <answer> at its first step (27 of 30 HotpotQA-hard questions), and without the reader it
-# scored 25 F1 where standard RAG, reading the same five passages, scored 60 (BENCHMARKS.md, issue 10).
+# scored 25 F1 where standard RAG, reading the same five passages, scored 60.
 _IRCOT_SMALL = {"ircot_reader": True}
 _SMALL: dict[str, dict[str, Any]] = {
-    "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8},
+    # Two raises within the iteration, then the answer is forced (a filter that stays empty ends the run early).
+    "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8, "furepa_raise_cap": 2},
     # ReaRAG: 5 invalid-step retries, not 20: in 30 HotpotQA-hard questions no chain that recovered needed more than 2,
     # and the two that spent 20 never recovered (a loop of "(Alternative Title)"), a quarter of the run's time.
     "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 5},
     "ircot": _IRCOT_SMALL,
     "ircot-notes": _IRCOT_SMALL,
+    # Search-o1: five documents and 1024 output tokens a generation, so the reasoning and Reason-in-Documents fit an 8K
+    # window; the official turn and search limits.
+    "search-o1": {"k": 5, "max_tokens": 1024, "max_steps": 15, "search_o1_max_searches": 10},
+    "searchain": {"k": 1, "max_tokens": 512, "max_iterations": 5, "searchain_reader": "llm"},
+    # Infogent: five pages read (each a search and an extract, so 10 Navigator replies), and an aggregated list of at
+    # most 5 (the official code's declared num_to_aggregate), so its prompts fit a small model's window.
+    "infogent": {"k": 5, "max_tokens": 512, "max_steps": 10, "infogent_iterations": 5, "infogent_max_aggregated": 5},
+    "chatcot": _CHATCOT,
+    "iter-retgen": _ITER_RETGEN,
+    "self-ask": _SELF_ASK,
+    "replug": _REPLUG,
+    "self-rag": _SELF_RAG,
+    "recomp": _RECOMP | {"recomp_compressor": "llm"},
+    "sure": _SURE,
 }
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
@@ -206,7 +298,8 @@ _NOTES = {"renact", "renact-iterative", "ircot-notes", "flare-notes"}
 _COT = {"ircot", "ircot-notes", "flare", "flare-notes"}
 # Which methods each adaptation changes (for the one-line description only; the options are shared).
 ADAPTATION_METHODS = {
-    "concise_answer": _REACT | _COT | {"furepa", "furepa-no-pa"},
+    "concise_answer": _REACT | _COT | {"recomp", "furepa", "furepa-no-pa", "iter-retgen", "self-ask", "search-o1", "searchain", "infogent",
+                                       "chatcot", "sure", "long-context"},
     "short_answer_instruction": _REACT | _COT | {"cot"},
     "lenient_notes": _NOTES,
     "note_stop_sequences": _NOTES,
@@ -226,13 +319,22 @@ ADAPTATION_METHODS = {
     "answer_from_notes": {"renact", "renact-iterative"},
     "rearag_shared_concise": {"rearag"},
     "rearag_finish_on_repeat": {"rearag"},
+    "rearag_forced_finish": {"rearag"},
     "ircot_min_sentences": {"ircot", "ircot-notes"},
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
     "search_question_first": _REACT | {"rearag"},
+    "search_entity_and_query": _REACT,
     "rearag_greedy_answers": {"rearag"},
     "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},  # the methods whose `small` runs sample
     "plain_synthesis": _REACT,
-    "answer_choices": _REACT | _COT | {"furepa", "furepa-no-pa", "rearag", "resp", "rag", "cot"},
+    "search_o1_invalid_feedback": {"search-o1"},
+    "search_o1_unboxed_answer": {"search-o1"},
+    "self_ask_context_titles": {"self-ask"},
+    "self_ask_answer_at_cap": {"self-ask"},
+    "sure_unlisted_candidate": {"sure"},
+    "infogent_lenient_json": {"infogent"},
+    "answer_choices": _REACT | _COT | {"recomp", "furepa", "furepa-no-pa", "rearag", "resp", "rag", "cot", "iter-retgen", "self-ask", "search-o1", "searchain", "infogent",
+                       "chatcot", "sure", "long-context"},
 }
 
 
@@ -244,9 +346,329 @@ def describe_preset(preset: str, method: str, ctx: Any = None) -> str:
         resolved = ctx.resolved(method)
         options = {k: getattr(resolved, k) for k in options}
     own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
-    caps = {"max_steps": _REACT | {"rearag"}, "max_iterations": {"resp", "furepa", "furepa-no-pa"}, "max_sentences": _COT}
+    caps = {"max_steps": _REACT | {"rearag", "search-o1", "infogent"}, "max_iterations": {"resp", "furepa", "furepa-no-pa", "searchain"}, "max_sentences": _COT}
     shown = {k: options[k] for k in ("temperature", "k", *caps) if k in options and method in caps.get(k, {method})}
+    # The values this run has (an option the caller set wins over the method's preset value), and max_tokens wherever
+    # it is not the preset's shared value: set by the method (ReSP 200, ReaRAG 1024) or by the caller.
+    own = {k: options.get(k, v) for k, v in own.items()}
+    if options.get("max_tokens") != PRESETS[preset][0].get("max_tokens"):
+        shown["max_tokens"] = options["max_tokens"]
     parameters = ", ".join(f"{k}={v}" for k, v in {**shown, **own}.items())
     adaptations = [k for k, v in options.items()
                    if k in ADAPTATIONS_OFF and v != ADAPTATIONS_OFF[k] and method in ADAPTATION_METHODS.get(k, set())]
     return f"preset {preset} ({method}): {parameters}" + (f"; adaptations: {', '.join(adaptations)}" if adaptations else "")
+
+
+# Why each preset sets each option, one sentence each, as data (`hoprag presets show`, docs/presets.md). A method's
+# own value has its reason in METHOD_REASONS; every other option a preset sets has one in REASONS.
+_PAPER_ADDS_NOTHING = "Off: an adaptation for small models, and `paper` adds nothing to the paper."
+_BOTH_REASONS = {
+    "max_sentences": "IRCoT's original code: at most 10 reasoning sentences before the answer.",
+    "max_paragraphs": "IRCoT's original code: at most 15 paragraphs collected across the steps.",
+    "paragraph_words": "IRCoT's original code: each paragraph cut to 350 words in the prompt.",
+    "ircot_reader": "The chain's own <answer> is the answer, as the NotesWriting paper runs IRCoT.",
+    "flare_theta": "FLARE's original code: retrieve when a look-ahead token's probability is below 0.8.",
+    "flare_beta": "FLARE's original code: query with the look-ahead sentence less its tokens below 0.4.",
+    "stop_on_empty_step": "Both original codes (IRCoT and FLARE) end the chain at a step that generates nothing.",
+    "max_tokens": "A cap on each call's output where a paper gives none (ReSP and ReaRAG set their own).",
+    "max_iterations": "ReSP §4.1: at most 3 iterations (FuRePA sets its own T).",
+    "k": "Top-5 documents per search, as NotesWriting (§4.2) and ReSP (§4.1) retrieve (ReaRAG sets its own).",
+    "resp_local_input": "ReSP's Table 4 prompt: the local pathway summarizes the combined memory queues.",
+}
+REASONS: dict[str, dict[str, str]] = {
+    "paper": {
+        **{option: _PAPER_ADDS_NOTHING for option in ADAPTATIONS_OFF},
+        **_BOTH_REASONS,
+        "temperature": "NotesWriting §4.2 samples at 0.7, for its ReAct, IRCoT, FLARE and CoT runs alike.",
+        "max_steps": "NotesWriting §4.2 and ReNAct's Algorithm 1: at most T = 25 steps.",
+        "resp_on_repeat": "ReSP has no check for a repeated sub-question: it is retrieved like any other.",
+    },
+    "small": {
+        **_BOTH_REASONS,
+        "temperature": "Greedy decoding: a small model's most likely output, the same on every run.",
+        "max_steps": "A short step cap: a small model that has not finished after 6 steps rarely finishes later.",
+        "concise_answer": "A finish answer of more than a few words is shortened by one generator call, since small "
+                          "models answer in sentences.",
+        "short_answer_instruction": "The prompts say an answer is only the few words that answer the question, "
+                                    "never a sentence, which small models otherwise write.",
+        "lenient_notes": "Small note writers often leave out the YES/NO prefix; such a note still counts unless it "
+                         "reads as a refusal.",
+        "note_stop_sequences": "Small note writers start to loop at '#NO#' and '\\nContext:', so generation stops "
+                               "there.",
+        "resp_on_repeat": "A small planner repeats its sub-questions; a repeat ends the loop and the answer is "
+                          "written from what was gathered.",
+        "notes_accumulate": "The notes of every step stay in the prompt, so a small model does not lose what an "
+                            "earlier step found.",
+        "closed_step_tags": "The paper's few-shot examples leave some <s> tags unclosed, which small models copy.",
+        "rearag_invalid_feedback": "A regenerated step is told why the last one was invalid, so a small model "
+                                   "does not repeat the same mistake.",
+        "rearag_lenient_actions": "The action shapes small models write (`Action 1: search {...}`, keyword calls, "
+                                  "a stray quote) are read as the call they mean.",
+        "rearag_prose_actions": "Off in both presets: the vague queries read from sentences led small models into "
+                                "repeats and the step bound.",
+        "refuse_repeated_queries": "Off in both presets: a greedy small reasoner asks a refused query again and "
+                                   "again.",
+        "grounded_notes": "Small note writers copy earlier notes into pages that do not hold them; such a note is "
+                          "dropped.",
+        "rearag_concise_long_only": "The official concise-answer prompt turns short right answers into 'Yes', so "
+                                    "it runs only on long ones.",
+        "partial_notes": "Small note writers read Figure 5's NO# rule as 'unless this page alone answers' and "
+                         "refuse pages that hold part of the answer.",
+        "notes_fallback_segments": "When every page of a step got NO#, the best BM25 segments stand in for 'No "
+                                   "relevant information', on which small reasoners only search again.",
+        "resample_repeated_queries": "A greedy small reasoner repeats a search word for word; sampling it again "
+                                     "leaves the loop.",
+        "answer_from_notes": "A small reasoner searches on with the answer already in its notes; one call checks "
+                             "the notes after each step.",
+        "rearag_shared_concise": "The other methods' concise-answer prompt, since the official one makes small "
+                                 "models answer 'Yes'.",
+        "rearag_finish_on_repeat": "A repeat left after resampling would be repeated to the step bound, so it ends "
+                                   "the chain with the forced finish.",
+        "rearag_forced_finish": "A chain at the step bound still gets an answer: one call asks for `finish`, else the "
+                                "last observation answers.",
+        "ircot_min_sentences": "Off in both presets: small models closed the opened <s> at once or wrote a plan, "
+                               "at more tokens and no gain.",
+        "constrained_actions": "Off in both presets, but a feature for users: every action parses, though small "
+                               "models then finished too early.",
+        "search_question_first": "Off in both presets: searching the question first raised retrieval recall but "
+                                 "lowered small models' answers.",
+        "search_entity_and_query": "Retrieve with the entity and the query together, as every `small` run did.",
+        "rearag_greedy_answers": "The answer model decodes greedily with short caps, since sampled long answers "
+                                 "from small models drift.",
+        "truncated_sampling": "Sampled calls keep llama.cpp's default truncation, which keeps small models' "
+                              "samples away from their unlikely tail.",
+        "resp_reader": "The generator also reads the retrieved passages, since a small summarizer writes its own, "
+                       "often wrong, answer into the evidence.",
+        "answer_choices": "A question that names its choices gets one of them, since small models answer such "
+                          "questions with something else.",
+        "plain_synthesis": "The answer at the cap comes from a plain transcript, since after the reasoner's chat "
+                           "turns small models go on in ReAct format.",
+        "search_o1_invalid_feedback": "A small reasoner's malformed special token would end its Search-o1 chain; a "
+                                      "note says what was wrong and the reasoning goes on.",
+        "search_o1_unboxed_answer": "Small models often state Search-o1's answer without \\boxed{}; the final turn's "
+                                    "'answer is ...' is read instead.",
+        "self_ask_context_titles": "Self-Ask's passages carry their titles, as its few-shot examples show them, so a "
+                                   "small model sees which page each one is from.",
+        "self_ask_answer_at_cap": "A Self-Ask chain at the round cap still gets an answer: the transcript is continued "
+                                  "once with 'So the final answer is:'.",
+        "sure_unlisted_candidate": "Small models often answer SuRe's candidate prompt with a bare answer; it is read as "
+                                   "one candidate instead of leaving none.",
+        "infogent_lenient_json": "Small models wrap Infogent's JSON in code fences or prose and vary its commands and "
+                                 "actions; they are read as meant rather than as errors.",
+    },
+}
+_REACT_FAMILY_REASONS = {
+    "temperature": "NotesWriting §4.2: the ReAct family samples at 0.7.",
+    "max_steps": "NotesWriting §4.2 and ReNAct's Algorithm 1: at most T = 25 steps.",
+    "k": "NotesWriting §4.2: top-5 pages per search.",
+}
+_COT_FAMILY_REASONS = {
+    "temperature": "NotesWriting §4.2 runs IRCoT and FLARE at 0.7.",
+    "k": "Top-5 paragraphs per retrieval, as the NotesWriting paper runs IRCoT and FLARE.",
+}
+_FUREPA_REASONS = {
+    "furepa_n": "FuRePA §4.1: n = 5 candidate plans per iteration.",
+    "furepa_theta": "FuRePA §4.1: θ = 0.6, the share of answer plans that ends the loop.",
+    "furepa_eps": "FuRePA §4.1: DBSCAN eps 2 over the candidate queries.",
+    "furepa_plan_assessor": "FuRePA with its plan assessor (furepa-no-pa is the paper's 'w/o PA' ablation).",
+    "max_iterations": "FuRePA §4.1: T = 6 iterations.",
+}
+_REARAG_REASONS = {
+    "k": "ReaRAG's official code: top-3 passages per search.",
+    "rearag_engine_prompt": "The RAG-engine prompt ReaRAG's released training data was built with.",
+}
+_IRCOT_SMALL_REASONS = {
+    "ircot_reader": "IRCoT's own reader (IRCoT QA) answers over the collected paragraphs, since small models write "
+                    "<answer> at the first step.",
+}
+_ITER_RETGEN_REASONS = {
+    "temperature": "FlashRAG decodes greedily, as its Iter-RetGen row (ReSP's Table 1 baseline) ran.",
+    "k": "FlashRAG retrieves the top-5 passages per query.",
+    "max_tokens": "FlashRAG's benchmark setting: at most 32 output tokens per generation.",
+    "iter_retgen_rounds": "FlashRAG's Iter-RetGen benchmark runs iter_num = 3 rounds.",
+}
+_REPLUG_REASONS = {
+    "temperature": "FlashRAG decodes greedily, as its REPLUG row (ReSP's Table 1 baseline) ran.",
+    "k": "FlashRAG retrieves the top-5 passages, each prepended separately.",
+    "max_tokens": "FlashRAG's benchmark setting: at most 32 output tokens.",
+    "replug_weighting": "FlashRAG's REPLUG logits processor: retrieval scores over their sum weight the mixed logits.",
+    "top_logprobs": "20 most likely tokens per step, the most a vLLM endpoint serves by default.",
+}
+_SELF_RAG_REASONS = {
+    "temperature": "Self-RAG's official short-form code decodes with temperature 0.",
+    "top_p": "Self-RAG's official short-form code decodes with top_p 1.0.",
+    "k": "Self-RAG's official README runs short-form QA with --ndocs 10.",
+    "max_tokens": "Self-RAG's official README runs short-form QA with --max_new_tokens 100 (FlashRAG too).",
+    "self_rag_threshold": "Self-RAG's official README runs adaptive retrieval with --threshold 0.2 (FlashRAG too).",
+    "top_logprobs": "20 most likely tokens per position, the most a vLLM endpoint serves by default.",
+}
+_SELF_ASK_REASONS = {
+    "temperature": "FlashRAG decodes greedily, as its Self-Ask (Ret-Robust) row ran.",
+    "k": "FlashRAG retrieves the top-5 passages per query.",
+    "max_tokens": "FlashRAG's Ret-Robust setting: at most 100 output tokens per round.",
+    "self_ask_max_rounds": "FlashRAG's Ret-Robust setting: at most 5 interaction rounds.",
+}
+_SURE_REASONS = {
+    "temperature": "FlashRAG decodes greedily, as its SuRe row (ReSP's Table 1 baseline) ran.",
+    "k": "FlashRAG retrieves the top-5 passages, which every SuRe step reads.",
+    "max_tokens": "FlashRAG's benchmark setting: at most 32 output tokens per generation, summaries included.",
+}
+_LONG_CONTEXT_REASONS = {
+    "temperature": "ReaRAG gives no in-context setting; its official answer model samples at temperature 0.95.",
+    "top_p": "ReaRAG gives no in-context setting; its official answer model samples with top_p 0.7.",
+    "max_tokens": "ReaRAG's official answer model generates up to 1024 tokens.",
+}
+_RECOMP_REASONS = {
+    "temperature": "FlashRAG decodes greedily, as its RECOMP row (ReSP's Table 1 baseline) ran.",
+    "k": "FlashRAG's RECOMP compresses the top-5 retrieved passages.",
+    "max_tokens": "FlashRAG's benchmark setting: at most 32 output tokens for the answer.",
+}
+_SEARCH_O1_REASONS = {
+    "temperature": "Search-o1's official code samples at temperature 0.7.",
+    "top_p": "Search-o1's official code samples with top_p 0.8.",
+    "max_tokens": "Search-o1's official code: 8192 output tokens per generation for models other than QwQ.",
+    "k": "Search-o1's official code: the top 10 results per search.",
+    "max_steps": "Search-o1's official code: at most 15 generations (MAX_TURN) on multi-hop QA.",
+    "search_o1_max_searches": "Search-o1's official code: at most 10 searches (MAX_SEARCH_LIMIT) on multi-hop QA.",
+}
+_CHATCOT_REASONS = {
+    "temperature": "ChatCoT's official code calls gpt-3.5-turbo at temperature 0.",
+    "max_tokens": "ChatCoT's official code: at most 128 output tokens per chat turn.",
+    "k": "ChatCoT's official code shows at most five documents per tool call, one at a time.",
+    "max_iterations": "ChatCoT's official code: at most max_hop = 5 reasoning hops before the answer is asked for.",
+}
+_INFOGENT_REASONS = {
+    "temperature": "Infogent's official code samples its Navigator and Aggregator at 0.7 (Extractor and answer greedy).",
+    "k": "Infogent's official FRAMES code shows the Navigator the top 5 search results.",
+    "max_tokens": "Infogent's official Extractor and answer calls take up to 2000 output tokens (the Aggregator 1000).",
+    "max_steps": "Infogent's official code caps the Navigator at 2 x num_iterations = 30 replies.",
+    "infogent_iterations": "Infogent's official FRAMES code: num_iterations 15, as the Aggregator's prompt says.",
+    "infogent_max_aggregated": "No limit: the official code declares num_to_aggregate 5 but never enforces it.",
+}
+_SEARCHAIN_REASONS = {
+    "temperature": "SearChain's official code calls gpt-3.5-turbo with no temperature: the API's default, 1.0.",
+    "k": "SearChain's verification reads the top-1 passage of each query (Server/server.py).",
+    "max_tokens": "SearChain's official call sets no output cap; 1024 tokens hold a Chain-of-Query.",
+    "max_iterations": "SearChain's official code: at most 5 rounds (SearChain_w_IR.py).",
+    "searchain_reader": "The paper's reader is DPR, whose weights hoprag does not bundle; an LLM reader stands in "
+                        "(searchain_reader=dpr runs DPR).",
+}
+METHOD_REASONS: dict[str, dict[str, dict[str, str]]] = {
+    "paper": {
+        "renact": _REACT_FAMILY_REASONS,
+        "react": _REACT_FAMILY_REASONS,
+        "react-bm25": _REACT_FAMILY_REASONS,
+        "cot": {"temperature": "The NotesWriting and ReNAct papers' CoT baseline samples as their other methods do."},
+        "resp": {"temperature": "ReSP gives no temperature and ran in FlashRAG, whose default generation is greedy.",
+                 "max_iterations": "ReSP §4.1: at most 3 iterations.",
+                 "k": "ReSP §4.1: top-5 passages per retrieval.",
+                 "max_tokens": "ReSP §4.1: output at most 200 tokens.",
+                 "resp_local_input": "ReSP's Table 4 prompt: the local pathway summarizes the memory queues."},
+        "rag": {"temperature": "FlashRAG's standard RAG (ReSP's baseline) decodes greedily.",
+                "k": "FlashRAG's standard RAG reads the top-5 passages."},
+        "rearag": {**_REARAG_REASONS,
+                   "temperature": "ReaRAG's official code samples the reasoner at temperature 1.0.",
+                   "top_p": "ReaRAG's official code samples the reasoner with top_p 0.85.",
+                   "max_tokens": "ReaRAG's official code: up to 1024 tokens per reasoner call.",
+                   "max_steps": "ReaRAG's official code: a chain of at most 15 steps.",
+                   "rearag_invalid_retries": "ReaRAG's official code regenerates up to 20 invalid steps per question."},
+        "furepa": {**_FUREPA_REASONS,
+                   "furepa_tp0": "The paper lists 0.2 and 1.0 unassigned; 1.0 gives the vote and the filter candidates "
+                                 "that differ.",
+                   "furepa_dtp": "The raise the paper lists beside 1.0 (0.5).",
+                   "furepa_raise_cap": "FuRePA §3.2.2: an empty query set ends the iteration with the temperature "
+                                       "raised, with no cap."},
+        "ircot": _COT_FAMILY_REASONS,
+        "ircot-notes": _COT_FAMILY_REASONS,
+        "flare": _COT_FAMILY_REASONS,
+        "flare-notes": _COT_FAMILY_REASONS,
+        "search-o1": _SEARCH_O1_REASONS,
+        "searchain": _SEARCHAIN_REASONS,
+        "infogent": _INFOGENT_REASONS,
+        "chatcot": _CHATCOT_REASONS,
+        "iter-retgen": _ITER_RETGEN_REASONS,
+        "self-ask": _SELF_ASK_REASONS,
+        "replug": _REPLUG_REASONS,
+        "self-rag": _SELF_RAG_REASONS,
+        "recomp": {**_RECOMP_REASONS,
+                   "recomp_compressor": "FlashRAG's RECOMP row ran the released abstractive compressor (the HotpotQA "
+                                        "checkpoint for HotpotQA and 2Wiki)."},
+        "sure": _SURE_REASONS,
+        "long-context": _LONG_CONTEXT_REASONS,
+    },
+    "small": {
+        "furepa": {**_FUREPA_REASONS,
+                   "furepa_tp0": "The paper's other listed start temperature, 0.2: small models garble at 1.0 and above.",
+                   "furepa_dtp": "The raise the paper lists beside 0.2 (0.8).",
+                   "furepa_raise_cap": "Two raises within the iteration, then the answer is forced, so a filter that "
+                                       "stays empty ends the run early."},
+        "rearag": {**_REARAG_REASONS,
+                   "max_steps": "A shorter step bound than the official 15: a small model's chain that has not "
+                                "finished by then rarely does.",
+                   "rearag_invalid_retries": "Chains that recover from invalid steps need only a few retries; more "
+                                             "only spend time on chains that never recover."},
+        "ircot": _IRCOT_SMALL_REASONS,
+        "ircot-notes": _IRCOT_SMALL_REASONS,
+        "search-o1": {**_SEARCH_O1_REASONS,
+                      "k": "Five documents per search, so Reason-in-Documents fits a small model's window.",
+                      "max_tokens": "1024 tokens per generation, so the reasoning fits a small model's window."},
+        "searchain": {**_SEARCHAIN_REASONS, "max_tokens": "512 tokens hold a small model's Chain-of-Query."},
+        "infogent": {**{k: v for k, v in _INFOGENT_REASONS.items() if k != "temperature"},
+                     "max_tokens": "512 tokens hold an Infogent agent's JSON reply from a small model.",
+                     "max_steps": "10 Navigator replies: five pages read, each a search and an extract.",
+                     "infogent_iterations": "Five iterations, as the 10-reply cap allows, so the Aggregator is told "
+                                            "what the run can do.",
+                     "infogent_max_aggregated": "At most 5 aggregated entries (the official code's declared "
+                                                "num_to_aggregate), so the prompts fit a small model's window."},
+        "chatcot": _CHATCOT_REASONS,
+        "iter-retgen": _ITER_RETGEN_REASONS,
+        "self-ask": _SELF_ASK_REASONS,
+        "replug": _REPLUG_REASONS,
+        "self-rag": _SELF_RAG_REASONS,
+        "recomp": {**_RECOMP_REASONS,
+                   "recomp_compressor": "The LLM compressor with the RECOMP paper's prompt stands in for the T5 "
+                                        "checkpoints, which a small-model machine may not have."},
+        "sure": _SURE_REASONS,
+    },
+}
+
+
+def option_reason(preset: str, method: str | None, option: str) -> str:
+    """Why `preset` sets `option` for `method` (None: the shared part), in one sentence; "" where none is written."""
+    own = METHOD_REASONS.get(preset, {}).get(PRESET_METHOD.get(method or "", method or ""), {})
+    return own.get(option) or REASONS.get(preset, {}).get(option, "")
+
+
+def preset_rows(preset: str, method: str | None) -> list[tuple[str, Any, bool, str]]:
+    """Every option `preset` sets for `method` (None: the part every method shares) as (option, value, whether the
+    method sets it itself, why), the shared options first, then the method's own."""
+    options = preset_options(preset, method)
+    own = PRESETS[preset][1].get(PRESET_METHOD.get(method or "", method or ""), {}) if method else {}
+    ordered = [k for k in options if k not in own] + list(own)
+    return [(k, options[k], k in own, option_reason(preset, method, k)) for k in ordered]
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def presets_show_text(preset: str | None = None, method: str | None = None) -> str:
+    """`hoprag presets show`: every option the preset (both, where None) sets, its value and why; for one method
+    its own values are marked `*`, and without a method each method's own values follow the shared part."""
+    lines: list[str] = []
+    for name in [preset] if preset else PRESET_NAMES:
+        if name not in PRESETS:
+            from hoprag.errors import UnknownSpecError
+
+            raise UnknownSpecError(f"unknown preset '{name}'; use one of: {', '.join(PRESET_NAMES)}")
+        rows = preset_rows(name, method)
+        width = max(len(option) for option, *_ in rows) + 2
+        title = f"preset {name}" + (f", method {method} (* its own value)" if method else ", the options every method shares")
+        lines += ([""] if lines else []) + [title]
+        lines += [f"  {'*' if own else ' '} {option:<{width}}{_shown(value):<14}{reason}" for option, value, own, reason in rows]
+        if method is None:
+            for each, values in PRESETS[name][1].items():
+                lines += ["", f"preset {name}, method {each}: its own values"]
+                lines += [f"  * {option:<{width}}{_shown(value):<14}{option_reason(name, each, option)}"
+                          for option, value in values.items()]
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ from typing import Any
 
 from hoprag.context import Context
 from hoprag.errors import HopragError
-from hoprag.graphs import load_method, method_context
+from hoprag.graphs import READS_OWN_CORPUS, load_method, method_context
 from hoprag.llm import summarize_usage
 from hoprag.nodes.cot import cot_step_cap
 
@@ -18,8 +18,10 @@ def run_question(
     question: str,
     ctx: Context,
     on_update: Callable[[str, dict[str, Any]], None] | None = None,
+    paragraphs: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Answer `question`; `on_update(node, update)` sees every node's output as it happens."""
+    """Answer `question`; `on_update(node, update)` sees every node's output as it happens. `paragraphs`, the
+    question's own corpus (a dataset record's), goes to the methods that read it (`READS_OWN_CORPUS`)."""
     if not question or not question.strip():
         raise HopragError("the question is empty; pass the question text, e.g. hoprag ask \"Who ...?\"")
     graph, _ = load_method(method)
@@ -35,7 +37,10 @@ def run_question(
     # that closes next (its reasoning, retrieval and notes); calls after the last step are the answer's.
     step_usage: list[dict[str, Any]] = []
     open_calls: list[dict[str, Any]] = []
-    for chunk in graph.stream({"question": question.strip()}, config=config, context=ctx, stream_mode=["updates", "values"]):
+    inputs: dict[str, Any] = {"question": question.strip()}
+    if paragraphs and method in READS_OWN_CORPUS:
+        inputs["paragraphs"] = [{"title": p.get("title", ""), "text": p.get("text", "")} for p in paragraphs]
+    for chunk in graph.stream(inputs, config=config, context=ctx, stream_mode=["updates", "values"]):
         mode, payload = chunk
         if mode == "values":
             final = payload

@@ -54,7 +54,13 @@ class _OpenAIStub(BaseHTTPRequestHandler):
             return
         if server.delay:
             time.sleep(server.delay)
-        if prompt.startswith("Extract relevant information"):
+        scripted = server.script(body) if server.script else None  # (content, OpenAI logprobs entries) or None
+        tokens = None
+        if scripted is not None:
+            content, tokens = scripted
+        elif prompt.startswith("### Instruction:") or ("Document(Title: " in prompt and body.get("top_logprobs")):
+            content, tokens = _self_rag_or_replug(body, prompt)
+        elif prompt.startswith("Extract relevant information"):
             content = "YES#Counterparts is a Rush album."
         elif prompt.startswith("Your task is to solve a question answering task"):  # ReaRAG's reasoner
             searched = "Observation 1:" in prompt
@@ -72,7 +78,9 @@ class _OpenAIStub(BaseHTTPRequestHandler):
             if numbered:  # the load test's runs each answer their own question, to catch crossed states
                 content = content.replace("finish[Rush]", f"finish[Rush #{numbered[-1]}]")
         choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-        if body.get("logprobs"):  # OpenAI's layout: one entry per generated token
+        if body.get("logprobs") and tokens is not None:
+            choice["logprobs"] = {"content": tokens}
+        elif body.get("logprobs"):  # OpenAI's layout: one entry per generated token
             choice["logprobs"] = {"content": [{"token": t, "logprob": -0.01, "bytes": None, "top_logprobs": []}
                                               for t in content.split(" ")]}
         payload = {
@@ -86,6 +94,31 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         pass
 
 
+def token_entry(token: str, logprob: float, top: dict[str, float] | None = None) -> dict:
+    """One generated token in OpenAI's logprobs layout, with its position's top log-probabilities."""
+    return {"token": token, "logprob": logprob, "bytes": None,
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in (top or {token: logprob}).items()]}
+
+
+def _self_rag_or_replug(body: dict, prompt: str) -> tuple[str, list[dict]]:
+    """A Self-RAG checkpoint's reflection tokens (prompts in its "### Instruction:" layout), or REPLUG's one-token
+    steps (a document's prompt, continued with the reply so far): "Rush", then the end (no token)."""
+    if not prompt.startswith("### Instruction:"):
+        if body["messages"][-1]["role"] == "assistant":
+            return "", []
+        return "Rush", [token_entry("Rush", -0.1, {"Rush": -0.1, "Yes": -2.5})]
+    if prompt.endswith("### Response:\n"):  # the retrieve decision's generation
+        return "[Retrieval]<paragraph>", [token_entry("[Retrieval]", -0.2, {"[Retrieval]": -0.2, "[No Retrieval]": -1.8}),
+                                          token_entry("<paragraph>", -0.01)]
+    if prompt.endswith("[No Retrieval]"):
+        return "Rush[Utility:4]", [token_entry("Rush", -0.1), token_entry("[Utility:4]", -0.3)]
+    return "[Relevant]Rush[Fully supported][Utility:5]", [
+        token_entry("[Relevant]", -0.1, {"[Relevant]": -0.1, "[Irrelevant]": -2.4}), token_entry("Rush", -0.05),
+        token_entry("[Fully supported]", -0.2, {"[Fully supported]": -0.2, "[Partially supported]": -1.9,
+                                                 "[No support / Contradictory]": -3.0}),
+        token_entry("[Utility:5]", -0.3, {f"[Utility:{i}]": -0.3 if i == 5 else -2.0 - i / 10 for i in range(1, 6)})]
+
+
 class StubServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -97,6 +130,8 @@ class StubServer(ThreadingHTTPServer):
         self.hang_seconds = hang_seconds
         self.prompts: list[str] = []
         self.bodies: list[dict] = []  # each request's JSON body, for the sampling parameters sent
+        # A test's own replies: a function of the request body that returns (content, logprobs entries) or None.
+        self.script: Callable[[dict], tuple[str, list[dict]] | None] | None = None
         self.lock = threading.Lock()
 
 

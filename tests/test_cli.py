@@ -98,8 +98,10 @@ def test_ask_prints_every_method_as_it_runs(tiny_corpus):
     stub = start_stub()
     try:
         for method in METHODS:
+            # RECOMP's `paper` needs its T5 checkpoint (test_recomp checks its one-line error): the LLM stand-in runs.
+            extra = ("--option", "recomp_compressor=llm") if method == "recomp" else ()
             result = hoprag("ask", "Which band?", "--index", "tiny", "--retriever", "bm25", "--llm", "openai:stub",
-                            "--method", method, "--max-steps", "2",
+                            "--method", method, "--max-steps", "2", *extra,
                             env={"OPENAI_BASE_URL": f"http://127.0.0.1:{stub.server_port}/v1", "OPENAI_API_KEY": "x"})
             assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr, (method, result.stderr)
             assert "Answer:" in result.stdout, (method, result.stdout)

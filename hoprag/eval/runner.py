@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.context import METHOD_ROLES, Context
-from hoprag.errors import ChromaServerError, HopragError
-from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset
+from hoprag.errors import HopragError, RetrievalUnavailableError
+from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset, resolve_dataset_spec
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
-from hoprag.eval.report import load_run
-from hoprag.graphs import CLOSED_BOOK, method_context
+from hoprag.eval.runs import load_run
+from hoprag.furepa_scorer import scorer_description
+from hoprag.graphs import CLOSED_BOOK, method_context, method_counters
 from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.machine import machine_fingerprint
 from hoprag.paths import cache_dir
@@ -31,7 +32,7 @@ from hoprag.run import run_question
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
 IN_PROCESS_SPECS = ("local:", "fake:")  # models that run in this process: their records name this machine
 UNKNOWN_MACHINE = "unknown"
-OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote", "notes")  # the method's own decision, not a cap
+OWN_DECISION = ("finish", "sufficient", "generate", "answer", "vote", "notes", "verified")  # the method's own decision, not a cap
 
 
 def auto_index(dataset: str) -> str:
@@ -118,8 +119,8 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "", 
                               "hops": example.hops, "type": example.type,
                               "git_commit": commit, "machine": machine}
     try:
-        result = run_question(method, example.question, ctx)
-    except ChromaServerError:
+        result = run_question(method, example.question, ctx, paragraphs=example.paragraphs)
+    except RetrievalUnavailableError:  # a Chroma or retrieval server that is down or answers garbage
         raise  # the index is gone for every question: stop the run (a rerun resumes) instead of failing them all
     except Exception as error:  # recorded and scored as wrong; the run goes on, and a rerun retries it
         record.update(prediction="", error=f"{type(error).__name__}: {error}",
@@ -138,6 +139,8 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "", 
                                "llm_calls", "parsed_outputs", "invalid_outputs", "invalid_replies", "usage",
                                "answer_usage", "seconds", "finished_by", "answer_reply", "trajectory")
     })
+    if counters := method_counters(method, result):  # the method's own counts (Iter-RetGen's rounds, Self-Ask's searches)
+        record["counters"] = counters
     return record
 
 
@@ -188,6 +191,19 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
     parsed = sum(r.get("parsed_outputs") or 0 for r in records)
     summary["invalid_outputs"] = sum(r.get("invalid_outputs") or 0 for r in records)
     summary["invalid_output_rate"] = round(100 * summary["invalid_outputs"] / parsed, 2) if parsed else None
+    # The method's own counters (rounds, searches, invalid outputs, ...): their total and mean per question.
+    counted = sorted({name for r in records for name in r.get("counters") or {}})
+    if counted:
+        summary["counters"] = {name: {"total": (total := sum((r.get("counters") or {}).get(name, 0) for r in records)),
+                                      "mean": round(total / n, 3)} for name in counted}
+    # SearChain: which reader verified the chains (DPR, the paper's, or the LLM reader that stands in for it).
+    readers = sorted({s["reader"] for r in records for s in r.get("trajectory") or [] if s.get("reader")})
+    if readers:
+        summary["reader"] = readers[0] if len(readers) == 1 else readers
+    # RECOMP: which compressor wrote what the generator read (a checkpoint, or the LLM that stands in for one).
+    compressors = sorted({s["compressor"] for r in records for s in r.get("trajectory") or [] if s.get("compressor")})
+    if compressors:
+        summary["compressor"] = compressors[0] if len(compressors) == 1 else compressors
     # FLARE: the share of look-ahead sentences whose confidence gate fired retrieval. An empty draft is no
     # sentence: it has no tokens to score, so it always passes the gate, and FLARE `paper` runs that looped on
     # empty drafts to the cap read as retrieving on 27% of sentences where it retrieved on every one that had text.
@@ -240,6 +256,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
 
     With `judge_spec`, every record gets the LLM judge's decision; records of an earlier run that lack
     one are judged too, so a finished run can be judged later."""
+    dataset = resolve_dataset_spec(dataset)  # a flashrag:DIR folder is recorded (and resumed) as its split's file
     examples = load_dataset(dataset, limit=limit)
     ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
     options, earlier = run_options(method, dataset, ctx), _earlier_config(out)
@@ -291,6 +308,8 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             "machine": one_or_list(machines),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S") if finished else None,
         }
+        if method in ("furepa", "furepa-no-pa"):  # the paper's scorer is trained; without one a stand-in runs
+            summary["furepa_scorer"] = scorer_description(ctx.furepa_scorer, ctx.furepa_plan_assessor)
         if not finished:
             summary["partial"] = True
         partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves the last summary whole
@@ -317,11 +336,11 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             for future in as_completed(futures):
                 try:
                     record = future.result()
-                except ChromaServerError as error:
+                except RetrievalUnavailableError as error:
                     pool.shutdown(wait=True, cancel_futures=True)
                     kept = sum(not r.get("error") for r in done.values())
-                    raise ChromaServerError(f"{error}. The {kept} finished questions are kept in {results_path}; "
-                                            f"rerun the same command to resume") from error
+                    raise type(error)(f"{error}. The {kept} finished questions are kept in {results_path}; "
+                                      f"rerun the same command to resume") from error
                 with lock:
                     sink.write(json.dumps(record, default=str) + "\n")
                     sink.flush()

@@ -1,7 +1,7 @@
 """FuRePA: plan (n masked candidate plans) -> the plan assessor (vote, DBSCAN query filter, query scorer)
 -> retrieve one new document -> plan again, until an answer vote or T iterations (then a forced answer).
-A filter that leaves no query raises the temperature and plans again; once the raises run out, the answer is
-forced."""
+A filter that leaves no query raises the temperature: the raise ends the iteration (`furepa_raise_cap` 0, the
+paper), or the iteration plans again at most `furepa_raise_cap` times, then the answer is forced."""
 
 from __future__ import annotations
 

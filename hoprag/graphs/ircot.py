@@ -12,17 +12,18 @@ from hoprag.nodes.cot import CoTState, collect_notes, make_final_answer, read_an
 from hoprag.nodes.generate import concise_answer
 from hoprag.nodes.ircot import ircot_retrieve, make_ircot_reason, route_after_ircot_reason
 from hoprag.nodes.reasoner import route_after_answer
-from hoprag.nodes.write_notes import fan_out_notes, write_note, write_notes_iterative
+from hoprag.nodes.write_notes import fan_out_cot_notes, write_cot_notes_iterative, write_note
 from hoprag.state import InputState, OutputState
 
 
 def add_notes(builder: StateGraph, after: str, then: str | None = None) -> None:
     """NotesWriting after a retrieval node: ReNAct's note writers, then `observe_notes`, which puts the
-    step's notes in place of its documents, then `then` (or the caller's own edge out of observe_notes)."""
+    retrieval's notes in place of its documents, then `then` (or the caller's own edge out of observe_notes). The
+    writers' Previous Context is the notes the reasoner sees (`visible_cot_notes`)."""
     builder.add_node("write_note", write_note)
-    builder.add_node("write_notes_iterative", write_notes_iterative)
+    builder.add_node("write_notes_iterative", write_cot_notes_iterative)
     builder.add_node("observe_notes", collect_notes)  # the name the shared fan-out routes to
-    builder.add_conditional_edges(after, fan_out_notes, ["write_note", "write_notes_iterative", "observe_notes"])
+    builder.add_conditional_edges(after, fan_out_cot_notes, ["write_note", "write_notes_iterative", "observe_notes"])
     builder.add_edge("write_note", "observe_notes")
     builder.add_edge("write_notes_iterative", "observe_notes")
     if then:

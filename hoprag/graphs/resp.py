@@ -1,5 +1,6 @@
 """ReSP (Retrieve, Summarize, Plan): a judge/plan reasoner, a retriever, a dual summarizer filling the
-global-evidence and local-pathway memory queues, a generator, and an iteration cap."""
+global-evidence and local-pathway memory queues, a generator, and an iteration cap (the last iteration goes to the
+generator without a judgement)."""
 
 from langgraph.graph import END, START, StateGraph
 
@@ -13,6 +14,7 @@ from hoprag.nodes.resp import (
     resp_retrieve,
     route_after_judge,
     route_after_plan,
+    route_after_summarize,
     summarize,
 )
 from hoprag.state import InputState, OutputState
@@ -28,7 +30,7 @@ def build():
     # Iteration 1: the sub-question is the question itself, so the reasoner's plan is bypassed.
     builder.add_edge(START, "retrieve")
     builder.add_edge("retrieve", "summarize")
-    builder.add_edge("summarize", "judge")
+    builder.add_conditional_edges("summarize", route_after_summarize, ["judge", "generate"])
     builder.add_conditional_edges("judge", route_after_judge, ["generate", "plan"])
     builder.add_conditional_edges("plan", route_after_plan, ["retrieve", "generate"])
     builder.add_edge("generate", END)

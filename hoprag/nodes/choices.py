@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hoprag.eval.metrics import normalize_answer
+from hoprag.answers import normalize_answer
 from hoprag.llm import call_llm
 from hoprag.nodes.write_notes import gathered_notes
 from hoprag.prompts.react import CHOOSE

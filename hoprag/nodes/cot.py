@@ -30,6 +30,9 @@ class CoTState(TypedDict, total=False):
     paragraphs: list[dict[str, Any]]  # IRCoT: collected paragraphs; FLARE: the current documents
     notes: list[str]  # with NotesWriting: the notes that stand in for the documents
     pending: dict[str, Any]  # the retrieval in flight (query) and, in FLARE, the draft it was made for
+    # Retrievals so far: notes are stamped with it, so a step reads the notes of its own retrieval only (FLARE makes
+    # two retrievals before its first sentence).
+    retrievals: int
     documents: list[dict[str, Any]]  # documents retrieved for the step in flight
     step_notes: Annotated[list[dict[str, Any]], operator.add]
     trajectory: Annotated[list[dict[str, Any]], operator.add]
@@ -41,24 +44,27 @@ class CoTState(TypedDict, total=False):
 @dataclass
 class CoTStep:
     sentence: str  # the step's sentence without its tags
-    answer: str  # the text of <answer>...</answer>, or after "answer is" (IRCoT's stop rule)
+    answer: str  # the text of <answer>...</answer>, or after "answer is" (IRCoT's stop rule, where asked for)
     problem: str = ""
 
 
 _ANSWER = re.compile(r"<answer>\s*(.*?)\s*(?:</answer>|$)", re.IGNORECASE | re.DOTALL)
-_ANSWER_IS = re.compile(r"\banswer is:?\s*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
+# "answer is X" (IRCoT's exit rule), but not a negative sentence: "The answer is not in these documents" says that
+# the chain has no answer yet.
+_ANSWER_IS = re.compile(r"\banswer is\b(?!:?\s*(?:not|unknown|unclear)\b):?\s*(.+?)\s*\.?\s*$", re.IGNORECASE | re.DOTALL)
 _TAGS = re.compile(r"</?s>|</?answer>", re.IGNORECASE)
 
 
-def parse_cot_step(text: str) -> CoTStep:
-    """One generated step: the first `<s>` sentence and an `<answer>` if there is one. Never raises."""
+def parse_cot_step(text: str, answer_is: bool = True) -> CoTStep:
+    """One generated step: the first `<s>` sentence and an `<answer>` if there is one; with `answer_is`, a sentence
+    "... answer is X" answers X as well (IRCoT's exit rule). Never raises."""
     text = text if isinstance(text, str) else str(text)
     answer_match = _ANSWER.search(text)
     body = text[: answer_match.start()] if answer_match else text
     step = re.search(r"<s>(.*?)(?:</s>|<s>|$)", body, re.IGNORECASE | re.DOTALL)
     sentence = " ".join(_TAGS.sub(" ", step.group(1) if step else body).split())
     answer = " ".join(answer_match.group(1).split()) if answer_match else ""
-    if not answer and (said := _ANSWER_IS.search(sentence)):
+    if answer_is and not answer and (said := _ANSWER_IS.search(sentence)) and re.search(r"\w", said.group(1)):
         answer = said.group(1).strip().strip('"')
     if not sentence and not answer:
         return CoTStep("", "", problem=EMPTY_STEP)
@@ -114,30 +120,32 @@ def cap_reason(state: CoTState, ctx: Context) -> str:
     return "empty_step" if stopped_on_empty_step(state, ctx) else "cap"
 
 
-def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False, open_sentence: bool = False
-                  ) -> tuple[CoTStep, dict[str, Any], Any]:
+def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False, open_sentence: bool = False,
+                  answer_is: bool = False) -> tuple[CoTStep, dict[str, Any], Any]:
     """The reasoner's next step; returns the parsed step, its usage record and the raw message. With `open_sentence`
     the prompt ends with an opened `<s>` (joined to the chain as `cot_prompt` joins its sentences), so the model
-    writes a sentence; the tag is parsed as part of the step."""
+    writes a sentence; the tag is parsed as part of the step. `answer_is`: a sentence "... answer is X" ends the
+    chain with X (IRCoT's original code does this; FLARE's does not)."""
     opened = ""
     if open_sentence:
         opened = " <s>" if state.get("chain") else "<s>"
     text, record, message = call_llm("reasoner", cot_prompt(state, ctx, with_notes) + opened, ctx, stop=STOP,
                                      max_tokens=STEP_TOKENS, logprobs=logprobs)
     # A model that writes the opened tag again (`<s><s>...`) would otherwise leave an empty first sentence.
-    step = parse_cot_step(opened + text if opened and not text.lstrip().startswith("<s>") else text)
+    step = parse_cot_step(opened + text if opened and not text.lstrip().startswith("<s>") else text, answer_is=answer_is)
     return step, record.parsed(bool(step.problem), step.problem), message
 
 
 def collect_notes(state: CoTState, runtime: Any = None) -> dict[str, Any]:
-    """NotesWriting plugged into IRCoT / FLARE: the step's relevant notes replace its documents; with
-    `notes_accumulate` the notes of earlier steps stay too. With `notes_fallback_segments`, a step whose
+    """NotesWriting plugged into IRCoT / FLARE: the notes of this retrieval's documents replace them; with
+    `notes_accumulate` the notes of earlier retrievals stay too. With `notes_fallback_segments`, a retrieval whose
     pages all got NO# keeps that many top BM25 segments of its pages instead (as ReNAct `small` does)."""
     ctx = context_of(runtime)
-    step = len(state.get("trajectory", []))
+    retrieval = state.get("retrievals")
     documents = state.get("documents") or []
     order = {d["id"]: i for i, d in enumerate(documents)}
-    notes = sorted((n for n in state.get("step_notes", []) if n["step"] == step), key=lambda n: order.get(n["doc_id"], 0))
+    notes = sorted((n for n in state.get("step_notes", []) if n.get("retrieval") == retrieval),
+                   key=lambda n: order.get(n["doc_id"], 0))
     fresh = [f"{n['title']} - {n['note']}" for n in notes if n["relevant"]]
     pending = {**state["pending"], "notes": notes}
     if not fresh and documents and ctx.notes_fallback_segments:

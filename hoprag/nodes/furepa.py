@@ -1,11 +1,12 @@
 """FuRePA: furthest reasoning with plan assessment (the paper is the only source; every choice where it is
-ambiguous is an option or documented in BENCHMARKS.md).
+ambiguous is an option or listed in docs/methods/furepa.md).
 
 - Furthest reasoning: at iteration t the LLM sees only the evidence E_t and the question (earlier
   reasoning and queries are masked); n candidate plans are sampled at temperature tp0 + raises * dtp.
-- Plan assessor: the vote (finish when t > 0 and the share of answer plans >= theta, with the majority
-  answer), the query filter (DBSCAN, eps 2, over bag-of-words vectors; clusters holding an executed query
-  are dropped; one representative per cluster; nothing left -> raise the temperature and plan again), and
+- Plan assessor: the vote (finish once a query has run and the share of answer plans >= theta, with the
+  majority answer), the query filter (DBSCAN, eps 2, over bag-of-words vectors; clusters holding an executed query
+  are dropped; one representative per cluster; nothing left -> raise the temperature: the iteration ends
+  (`furepa_raise_cap` 0, paper) or plans again, at most that many times, then the answer is forced), and
   the query scorer (a trained cross-encoder, or a training-free stand-in) that picks the query to run.
 - Retrieval adds the single top-ranked document not already in E_t; at most T iterations, then the
   answer is forced."""
@@ -22,11 +23,12 @@ from typing import Annotated, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from typing_extensions import TypedDict
 
+from hoprag.answers import normalize_answer
 from hoprag.context import Context, context_of, given
-from hoprag.eval.metrics import normalize_answer
+from hoprag.documents import Document
 from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.nodes.parsing import Plan, normalize_query, parse_furepa_plan
-from hoprag.nodes.retrieve import search
+from hoprag.nodes.retrieve import search, search_many
 from hoprag.prompts.furepa import (
     ANSWER_GRAMMAR,
     FIRST_EXAMPLES,
@@ -77,7 +79,14 @@ def plan_messages(question: str, evidence: list[dict[str, Any]], first: bool, fo
 
 
 def temperature(ctx: Context, raises: int) -> float:
+    """tp0 + raises * dtp, held at 2.0, the most the OpenAI API accepts."""
     return min(2.0, given(ctx.furepa_tp0, 1.0) + raises * given(ctx.furepa_dtp, 0.5))
+
+
+def is_first(state: FuRePAState) -> bool:
+    """sgn(t): no query has run yet, so there is no evidence to answer from (the first prompt, searches only).
+    An iteration that ended in a raise (`furepa_raise_cap` 0) ran no query: the next one is still the first."""
+    return not state.get("executed")
 
 
 def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
@@ -85,10 +94,10 @@ def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     returns one a call). Calls to an endpoint (`openai:`, `local-server:`) run concurrently, up to max_concurrency;
     the embedded model runs one call at a time anyway, so its candidates are drawn in order."""
     ctx = context_of(runtime)
-    t, raises = state.get("iteration", 0), state.get("raises", 0)
-    messages = plan_messages(state["question"], state.get("evidence") or [], first=t == 0)
+    t, raises, first = state.get("iteration", 0), state.get("raises", 0), is_first(state)
+    messages = plan_messages(state["question"], state.get("evidence") or [], first=first)
     n = (ctx.furepa_n or 5) if ctx.furepa_plan_assessor else 1
-    grammar = ctx.action_grammar(FIRST_GRAMMAR if t == 0 else LATTER_GRAMMAR)
+    grammar = ctx.action_grammar(FIRST_GRAMMAR if first else LATTER_GRAMMAR)
 
     def draw(i: int) -> tuple[str, Any]:
         options = ctx.with_options(temperature=temperature(ctx, raises), seed=draw_seed(ctx.seed, t, raises, i))
@@ -105,7 +114,7 @@ def plan(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
     candidates, calls = [], []
     for text, record in drawn:
         parsed = parse_furepa_plan(text)
-        if t == 0 and parsed.kind == "answer":  # the first iteration can only search (no evidence yet)
+        if first and parsed.kind == "answer":  # the first iteration can only search (no evidence yet)
             parsed = Plan("invalid", analysis=parsed.analysis, problem="an answer at the first iteration")
         candidates.append({"kind": parsed.kind, "value": parsed.value, "analysis": parsed.analysis, "problem": parsed.problem})
         calls.append(record.parsed(parsed.kind == "invalid", parsed.problem))
@@ -167,8 +176,9 @@ def majority_answer(answers: list[str]) -> str:
     return next(a for a in answers if counts[normalize_answer(a)] == top)
 
 
-def score_query(ctx: Context, query: str) -> float:
-    documents = search(ctx, query, k=SCORER_DEPTH)
+def score_query(ctx: Context, query: str, documents: list[Document] | None = None) -> float:
+    """The scorer's value of `query` from its top SCORER_DEPTH documents (retrieved here unless given)."""
+    documents = search(ctx, query, k=SCORER_DEPTH) if documents is None else documents
     if ctx.furepa_scorer:
         from hoprag.furepa_scorer import load_scorer
 
@@ -196,16 +206,24 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
             return {"best": {"decision": "answer", "value": only["value"], "analysis": only["analysis"]}}
         query = only["value"] if only["kind"] == "search" else state["question"]
         return {"best": {"decision": "search", "value": query, "analysis": only["analysis"]}}
-    if t > 0 and candidates and len(answers) / len(candidates) >= given(ctx.furepa_theta, 0.6):
+    if not is_first(state) and candidates and len(answers) / len(candidates) >= given(ctx.furepa_theta, 0.6):
         chosen = majority_answer(answers)
         return {"best": {"decision": "answer", "value": chosen, "analysis": analysis_of("answer", chosen),
                          "votes": f"{len(answers)}/{len(candidates)}"}}
     kept = filter_queries(queries, state.get("executed") or [], given(ctx.furepa_eps, 2.0))
     if not kept:
-        if state.get("raises", 0) < given(ctx.furepa_max_raises, 2):
-            return {"best": {"decision": "raise", "filtered_out": queries}, "raises": state.get("raises", 0) + 1}
+        raises, cap = state.get("raises", 0), given(ctx.furepa_raise_cap, 0)
+        best = {"decision": "raise", "filtered_out": queries}
+        if not cap:  # §3.2.2: "this iteration ends with the temperature increasing", no cap; it counts toward T
+            step = _step({**state, "best": best}, ctx, kind="raise", action="raise temperature",
+                         observation=f"No new query: the temperature rises to {temperature(ctx, raises + 1):g}.")
+            return {"best": best, "raises": raises + 1, "iteration": t + 1, "trajectory": [step]}
+        if raises < cap:  # small: the same iteration plans again
+            return {"best": best, "raises": raises + 1}
         return {"best": {"decision": "force", "filtered_out": queries}}
-    scores = {q: score_query(ctx, q) for q in kept} if len(kept) > 1 else {kept[0]: None}
+    # The candidate queries are retrieved together: one request to a retrieval server, one batch of a LangChain retriever.
+    found = search_many(ctx, kept, k=SCORER_DEPTH) if len(kept) > 1 else []
+    scores = {q: score_query(ctx, q, d) for q, d in zip(kept, found, strict=True)} if len(kept) > 1 else {kept[0]: None}
     best = max(kept, key=lambda q: scores[q] or 0.0)
     return {"best": {"decision": "search", "value": best, "analysis": analysis_of("search", best), "scores": scores,
                      "filtered_out": [q for q in queries if q not in kept]}}
@@ -213,6 +231,8 @@ def assess(state: FuRePAState, runtime: Any = None) -> dict[str, Any]:
 
 def route_after_assess(state: FuRePAState, runtime: Any = None) -> str:
     decision = state["best"]["decision"]
+    if decision == "raise" and _at_cap(state, context_of(runtime)):  # a raise that ended iteration T
+        return "force_answer"
     return {"answer": "answer", "raise": "plan", "force": "force_answer"}.get(decision, "retrieve")
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
+from hoprag.answers import normalize_answer
 from hoprag.context import context_of
-from hoprag.eval.metrics import normalize_answer
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.parsing import parse_react

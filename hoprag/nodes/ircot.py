@@ -29,7 +29,20 @@ def ircot_retrieve(state: CoTState, runtime: Any = None) -> dict[str, Any]:
             collected.append(document)
             seen.add(document["id"])
     pending = {"kind": "search", "query": query, "argument": query, "entity": ""}
-    return {"pending": pending, "documents": documents, "paragraphs": collected}
+    return {"pending": pending, "documents": documents, "paragraphs": collected,
+            "retrievals": (state.get("retrievals") or 0) + 1}
+
+
+def kept_retrieval(state: CoTState) -> dict[str, Any]:
+    """Plain IRCoT: the step's record of what it retrieved, without the paragraphs the cap dropped, which the
+    model never read (`retrieval_recall` counts the recorded titles); those are kept as `capped_titles`."""
+    collected = {p["id"] for p in state.get("paragraphs") or []}
+    documents = state.get("documents") or []
+    kept = [d for d in documents if d["id"] in collected]
+    record = {"retrieved_ids": [d["id"] for d in kept], "retrieved_titles": [d["title"] for d in kept]}
+    if len(kept) < len(documents):
+        record["capped_titles"] = [d["title"] for d in documents if d["id"] not in collected]
+    return record
 
 
 def make_ircot_reason(with_notes: bool):
@@ -38,10 +51,12 @@ def make_ircot_reason(with_notes: bool):
         ctx = context_of(runtime)
         # `ircot_min_sentences`: an early step opens <s>, so the model writes a sentence to retrieve with first.
         sentence_due = len(state.get("chain") or []) < (ctx.ircot_min_sentences or 0)
-        step, record, _ = generate_step(state, ctx, with_notes, open_sentence=sentence_due)
+        # IRCoT's original code ends the chain at a sentence saying "answer is X" (`answer_is`).
+        step, record, _ = generate_step(state, ctx, with_notes, open_sentence=sentence_due, answer_is=True)
         if sentence_due and step.sentence and step.answer:
             step = replace(step, answer="")  # the answer waits until the sentence's retrieval has been read
-        update = close_cot_step(state, step.sentence, problem=step.problem)
+        # With notes, the note writers read every retrieved page; without, the model reads the paragraphs kept.
+        update = close_cot_step(state, step.sentence, problem=step.problem, **({} if with_notes else kept_retrieval(state)))
         update["calls"] = [record]
         if step.answer:
             update.update(answer=step.answer, finished_by="answer")

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 _ACTION_START = re.compile(r"\b(search|finish)\s*\[", re.IGNORECASE)
-_THOUGHT = re.compile(r"Thought(?:\s*\d+)?\s*:\s*(.*?)(?=\n\s*Action(?:\s*\d+)?\s*:|\Z)", re.IGNORECASE | re.DOTALL)
+_THOUGHT_LABEL = re.compile(r"Thought(?:\s*\d+)?\s*:\s*", re.IGNORECASE)
+_ACTION_LABEL = re.compile(r"\bAction(?:\s*\d+)?\s*:", re.IGNORECASE)
+# Without an "Action:" label, an action is one that begins its own line (after list or markdown marks); a line
+# that begins "Thought" is the thought, whatever it names.
+_ACTION_LINE = re.compile(r"^[ \t>*`_-]*(?=(?:search|finish)\s*\[)", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -64,14 +68,27 @@ def _actions(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def _split_turn(text: str) -> tuple[str, str]:
+    """(thought, action part) of a reasoner turn: the action part starts at the first "Action N:" label or, with
+    none, at the first line that begins with search[ or finish[; "" when there is neither."""
+    label = _ACTION_LABEL.search(text)
+    if label:
+        return text[:label.start()], text[label.end():]
+    line = _ACTION_LINE.search(text)
+    return (text[:line.start()], text[line.start():]) if line else (text, "")
+
+
 def parse_react(text: str) -> Action:
-    """Read `Thought:` and the first `search[...]` / `finish[...]` of a reasoner turn."""
+    """Read `Thought:` and the first `search[...]` / `finish[...]` of a reasoner turn. Actions are read from
+    the Action part only: "Thought: I could search[X] ..." names a search, it does not run one."""
     text = text if isinstance(text, str) else str(text)
-    thought_match = _THOUGHT.search(text)
-    thought = (thought_match.group(1) if thought_match else text.split("Action")[0]).strip()
-    actions = _actions(text)
+    thought_part, action_part = _split_turn(text)
+    label = _THOUGHT_LABEL.search(thought_part)
+    thought = (thought_part[label.end():] if label else thought_part).strip()
+    actions = _actions(action_part)
     if not actions:
-        return Action(thought, "invalid", problem="no valid Action found")
+        inside = " (an action inside the Thought is not run)" if _actions(thought_part) else ""
+        return Action(thought, "invalid", problem=f"no valid Action found{inside}")
     kind, argument = actions[0][0], " ".join(actions[0][1].split())
     warning = f"{len(actions)} actions in one turn; only the first was executed" if len(actions) > 1 else ""
     if kind == "finish":

@@ -160,7 +160,7 @@ def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int,
         if ctx.rearag_invalid_feedback:  # small: the retry sees what was wrong (then the turn is rolled back)
             attempt_messages = [*messages, AIMessage(text),
                                 HumanMessage(INVALID_FEEDBACK.format(problem=call.problem, number=number))]
-    return call, text, records, budget + 1
+    return call, text, records, budget  # budget + 1 outputs, every one after the first a retry
 
 
 def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
@@ -246,9 +246,18 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     return {"trajectory": [step], "calls": [record]}
 
 
+NO_ANSWER = "cap_no_answer"  # the ending of a chain that reached the step bound without `finish`
+
+
+def unanswered(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
+    """At the step bound without `finish` (`rearag_forced_finish` off, `paper`): no answer, as the official `run()`
+    returns None there; the empty answer is scored wrong."""
+    return {"answer": "", "finish_answer": "", "finished_by": NO_ANSWER}
+
+
 def force_finish(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
-    """At the step bound without `finish` (or at a repeat, `rearag_finish_on_repeat`): ask for it once; else the last
-    observation stands."""
+    """At the step bound without `finish` (`rearag_forced_finish`) or at a repeat (`rearag_finish_on_repeat`): ask for
+    it once; else the last observation stands."""
     ctx = context_of(runtime)
     trajectory = state.get("trajectory", [])
     number = len(trajectory) + 1
@@ -290,11 +299,17 @@ def route_after_reason(state: ReaRAGState, runtime: Any = None) -> str:
     if state.get("finish_answer"):
         return "concise"
     if len(state.get("trajectory", [])) >= (ctx.max_steps or 15):
-        return "force_finish"
+        return at_bound(ctx)
     return "rag_engine"
+
+
+def at_bound(ctx: Context) -> str:
+    """The node after the step bound without `finish`: the forced finish (`rearag_forced_finish`), or no answer."""
+    return "force_finish" if ctx.rearag_forced_finish else "unanswered"
 
 
 def route_after_observation(state: ReaRAGState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
-    at_bound = len(state.get("trajectory", [])) >= (ctx.max_steps or 15)
-    return "force_finish" if at_bound or state.get("finished_by") == "repeated" else "reason"
+    if state.get("finished_by") == "repeated":  # `rearag_finish_on_repeat` asks for the finish itself
+        return "force_finish"
+    return at_bound(ctx) if len(state.get("trajectory", [])) >= (ctx.max_steps or 15) else "reason"

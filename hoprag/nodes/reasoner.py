@@ -66,7 +66,7 @@ def fit_prompt(question: str, trajectory: list[dict[str, Any]], ctx: Context, ro
     earlier step of the run dropped stay dropped, so the prompt keeps the prefix the role's KV cache
     holds. When more must go, they go until a `headroom` share of the budget is free (or all but the
     newest have gone): dropping one more at every step changes the prompt right after the question at
-    every step, and the model re-reads the whole transcript each time (BENCHMARKS.md, "ReAct's window")."""
+    every step, and the model re-reads the whole transcript each time."""
     spec = resolve_spec(role, ctx)
     budget = context_window(spec, ctx) - (max_tokens or ctx.max_tokens) - 16
     target = budget - int(budget * headroom)
@@ -107,8 +107,9 @@ def _think(messages: list[BaseMessage], ctx: Context, number: int) -> tuple[str,
     """One reasoner turn, step `number`: (text, usage record, parsed action)."""
     grammar = ctx.action_grammar(REACT_GRAMMAR.format(number=number))
     text, record, _ = call_llm("reasoner", messages, ctx, stop=["\nObservation", "Observation:"], grammar=grammar)
-    # A reply that skips the "Thought n:" label starts inside the thought.
-    return text, record, parse_react(text if text.lstrip().lower().startswith("thought") else f"Thought: {text}")
+    # A reply that skips the "Thought n:" label starts inside the thought: parse_react reads the text before the
+    # Action part as the thought either way.
+    return text, record, parse_react(text)
 
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-from hoprag.context import context_of
+from hoprag.context import context_of, given
 from hoprag.llm import call_llm, draw_seed
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line
@@ -104,11 +104,15 @@ def judge(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
             "judgements": [verdict]}
 
 
-def route_after_judge(state: ReSPState, runtime: Any = None) -> str:
+def route_after_summarize(state: ReSPState, runtime: Any = None) -> str:
+    """§4.1: "If the retrieval process is still in iteration after 3 attempts, the model will directly proceed to the
+    final response generation": the last iteration goes to the generator without a judgement."""
     ctx = context_of(runtime)
-    if state.get("sufficient"):
-        return "generate"
-    return "generate" if len(state.get("trajectory", [])) >= ctx.max_iterations else "plan"
+    return "generate" if len(state.get("trajectory", [])) >= given(ctx.max_iterations, 3) else "judge"
+
+
+def route_after_judge(state: ReSPState, runtime: Any = None) -> str:
+    return "generate" if state.get("sufficient") else "plan"
 
 
 REPLAN_TEMPERATURE = 0.7  # a greedy planner would repeat itself: the 'replan' option samples

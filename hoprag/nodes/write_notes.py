@@ -4,6 +4,7 @@ written one after another where each note sees the notes before it (ReNAct, iter
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.types import Send
@@ -11,6 +12,7 @@ from langgraph.types import Send
 from hoprag.context import context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.parsing import normalize_query, parse_note
+from hoprag.nodes.retrieve import notes_query
 from hoprag.prompts.notes import NOTES_PROMPT, PARTIAL_NOTES_PROMPT
 from hoprag.state import AgentState
 
@@ -23,13 +25,28 @@ def gathered_notes(trajectory: list[dict[str, Any]]) -> list[str]:
     return [f"{n['title']} - {n['note']}" for step in trajectory for n in step.get("notes", []) if n["relevant"]]
 
 
+def visible_cot_notes(state: dict[str, Any], ctx: Any) -> list[str]:
+    """IRCoT / FLARE: the notes the reasoner still sees when the next retrieval's notes come in, which is the note
+    writer's "Previous Context". Without `notes_accumulate` the new notes replace the earlier ones (Eq. 10-11), so
+    there are none: a page retrieved again is noted again rather than refused as "already extracted"."""
+    return list(state.get("notes") or []) if ctx.notes_accumulate else []
+
+
+def react_previous_notes(state: dict[str, Any], ctx: Any) -> list[str]:
+    """ReAct family: every earlier step's notes stay in the reasoner's history, so the writer sees them all."""
+    return gathered_notes(state.get("trajectory", []))
+
+
+PreviousNotes = Callable[[dict[str, Any], Any], list[str]]
+
+
 def numbered_results(pages: list[tuple[str, str]]) -> str:
     """An observation in the ReNAct paper's shape: one "(Result i) title - text" line a note, page or segment."""
     return "\n".join(f"(Result {i}) {title} - {text}" for i, (title, text) in enumerate(pages, 1))
 
 
 def write_one_note(
-    step: int, query: str, document: dict[str, Any], previous: list[str], ctx: Any
+    step: int, query: str, document: dict[str, Any], previous: list[str], ctx: Any, retrieval: int | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     prompt = (PARTIAL_NOTES_PROMPT if ctx.partial_notes else NOTES_PROMPT).format(
         context=f"# {document['title']}\n\n{document['text']}" if not document["text"].startswith("#") else document["text"],
@@ -42,6 +59,8 @@ def write_one_note(
     parsed = parse_note(text, lenient=bool(ctx.lenient_notes))
     note = {"step": step, "doc_id": document["id"], "title": document["title"], "relevant": parsed.relevant,
             "note": parsed.body, "raw": text, "problem": parsed.problem}
+    if retrieval is not None:  # IRCoT / FLARE: the retrieval the note was written for (FLARE makes two in a step)
+        note["retrieval"] = retrieval
     if parsed.relevant and ctx.grounded_notes and not grounded(parsed.body, document["text"]):
         # Small writers copy the previous notes into a page that does not contain them: not a note of this page.
         note.update(relevant=False, ungrounded=True)
@@ -64,41 +83,58 @@ def grounded(note: str, page: str, share: float = 0.5) -> bool:
     return sum(w in present for w in words) >= share * len(words)
 
 
-def fan_out_notes(state: dict[str, Any], runtime: Any = None) -> list[Send] | str:
-    """Conditional edge after a retrieval: one `write_note` per document, or the iterative writer.
-    Shared by every method with NotesWriting (ReNAct, IRCoT, FLARE): it reads only the pending query,
-    the documents and the trajectory, whatever the method's state."""
-    ctx = context_of(runtime)
-    documents = state.get("documents") or []
-    if not documents:
-        # Every graph with notes calls the node after its writers `observe_notes`, so this edge is shared.
-        return "observe_notes"
-    if ctx.notes_mode == "iterative":
-        return "write_notes_iterative"
-    previous = gathered_notes(state.get("trajectory", []))
-    query = state["pending"]["argument"]
-    return [
-        Send("write_note", {"step": len(state.get("trajectory", [])), "query": query, "document": d, "previous": previous})
-        for d in documents
-    ]
+def make_fan_out_notes(previous_notes: PreviousNotes) -> Callable[..., list[Send] | str]:
+    """The conditional edge after a retrieval: one `write_note` per document, or the iterative writer. Shared by
+    every method with NotesWriting (ReNAct, IRCoT, FLARE): it reads the pending query, the documents, the
+    trajectory and the retrieval count, whatever the method's state; `previous_notes` gives the writer's Previous
+    Context, the notes the method's reasoner sees."""
+    def fan_out_notes(state: dict[str, Any], runtime: Any = None) -> list[Send] | str:
+        ctx = context_of(runtime)
+        documents = state.get("documents") or []
+        if not documents:
+            # Every graph with notes calls the node after its writers `observe_notes`, so this edge is shared.
+            return "observe_notes"
+        if ctx.notes_mode == "iterative":
+            return "write_notes_iterative"
+        previous = previous_notes(state, ctx)
+        query = notes_query(state["pending"], ctx)
+        step, retrieval = len(state.get("trajectory", [])), state.get("retrievals")
+        return [Send("write_note", {"step": step, "retrieval": retrieval, "query": query, "document": d,
+                                    "previous": previous})
+                for d in documents]
+
+    return fan_out_notes
 
 
 def write_note(payload: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
-    note, record = write_one_note(payload["step"], payload["query"], payload["document"], payload["previous"], context_of(runtime))
+    note, record = write_one_note(payload["step"], payload["query"], payload["document"], payload["previous"],
+                                  context_of(runtime), retrieval=payload.get("retrieval"))
     return {"step_notes": [note], "calls": [record]}
 
 
-def write_notes_iterative(state: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
-    ctx = context_of(runtime)
-    previous = gathered_notes(state.get("trajectory", []))
-    notes, calls = [], []
-    for document in state.get("documents") or []:
-        note, record = write_one_note(len(state.get("trajectory", [])), state["pending"]["argument"], document, previous, ctx)
-        notes.append(note)
-        calls.append(record)
-        if note["relevant"]:
-            previous = [*previous, f"{note['title']} - {note['note']}"]
-    return {"step_notes": notes, "calls": calls}
+def make_write_notes_iterative(previous_notes: PreviousNotes) -> Callable[..., dict[str, Any]]:
+    """ReNAct's iterative writer: each note sees the notes written before it, after `previous_notes`."""
+    def write_notes_iterative(state: dict[str, Any], runtime: Any = None) -> dict[str, Any]:
+        ctx = context_of(runtime)
+        previous = previous_notes(state, ctx)
+        step, retrieval = len(state.get("trajectory", [])), state.get("retrievals")
+        notes, calls = [], []
+        for document in state.get("documents") or []:
+            note, record = write_one_note(step, notes_query(state["pending"], ctx), document, previous, ctx,
+                                          retrieval=retrieval)
+            notes.append(note)
+            calls.append(record)
+            if note["relevant"]:
+                previous = [*previous, f"{note['title']} - {note['note']}"]
+        return {"step_notes": notes, "calls": calls}
+
+    return write_notes_iterative
+
+
+fan_out_notes = make_fan_out_notes(react_previous_notes)
+write_notes_iterative = make_write_notes_iterative(react_previous_notes)
+fan_out_cot_notes = make_fan_out_notes(visible_cot_notes)
+write_cot_notes_iterative = make_write_notes_iterative(visible_cot_notes)
 
 
 def observe_notes(state: AgentState, runtime: Any = None) -> dict[str, Any]:
