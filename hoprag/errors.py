@@ -21,5 +21,14 @@ class NoLogprobsError(HopragError):
     """A method that gates on token confidence (FLARE) got a reply without log-probabilities."""
 
 
-class ChromaServerError(HopragError):
+class RetrievalUnavailableError(HopragError):
+    """The retrieval backend every question needs cannot be reached or answers garbage: `hoprag eval` stops (a rerun
+    resumes) instead of recording every later question as failed."""
+
+
+class ChromaServerError(RetrievalUnavailableError):
     """The Chroma server holding the index cannot be reached or refused a request."""
+
+
+class RetrievalServerError(RetrievalUnavailableError):
+    """A retrieval server (FlashRAG / Search-R1 `/retrieve` protocol) cannot be reached or answers garbage."""

@@ -2,7 +2,8 @@
 
 A dataset spec is ``KIND:PATH`` (optionally ``KIND:PATH#FILTER`` for FRAMES reasoning types).
 Kinds: hotpotqa (original or Hugging Face layout, auto-detected), 2wiki, musique, fanoutqa, frames,
-nq, jsonl (generic ``{question, answers}`` / ``{question, answer}``).
+nq, jsonl (generic ``{question, answers}`` / ``{question, answer}`` / ``{question, golden_answers}``), flashrag
+(FlashRAG's ``{id, question, golden_answers, metadata}`` lines; ``flashrag:DIR`` reads DIR/SPLIT.jsonl).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from urllib.parse import unquote, urlparse
 
 from hoprag.errors import HopragError
 
-KINDS = ("hotpotqa", "2wiki", "musique", "fanoutqa", "frames", "nq", "jsonl")
+KINDS = ("hotpotqa", "2wiki", "musique", "fanoutqa", "frames", "nq", "jsonl", "flashrag")
+# A FlashRAG dataset folder holds one JSONL file per split; with no --split, dev where there is one, else test.
+FLASHRAG_SPLITS = ("train", "dev", "test")
+FLASHRAG_DEFAULT_SPLITS = ("dev", "test")
 _ALIASES = {"hotpot": "hotpotqa", "2wikimultihopqa": "2wiki", "2wikimqa": "2wiki", "fanout": "fanoutqa",
             "nq_open": "nq", "nq-open": "nq"}
 # 2WikiMultihopQA question types and their hop counts (used when a record has no evidences).
@@ -210,7 +214,8 @@ def _nq(record: dict[str, Any], index: int) -> Example:
 def _generic(record: dict[str, Any], index: int) -> Example:
     if "question" not in record:
         raise KeyError("question")
-    gold = record["answers"] if "answers" in record else record["answer"]
+    gold = next((record[key] for key in ("answers", "golden_answers") if key in record), None)
+    gold = record["answer"] if gold is None else gold
     answers = [gold] if isinstance(gold, str) else [str(a) for a in gold]
     supporting = record.get("supporting_titles") or []
     paragraphs = record.get("paragraphs") or []
@@ -220,7 +225,57 @@ def _generic(record: dict[str, Any], index: int) -> Example:
                    hops=int(hops) if hops is not None else None, type=record.get("type"), raw=record)
 
 
+def _flashrag_supporting_titles(metadata: dict[str, Any]) -> list[str]:
+    """Gold titles where FlashRAG kept the source dataset's supporting facts in `metadata` (HotpotQA, 2Wiki:
+    {"title": [...], "sent_id": [...]} or [[title, sent_id], ...]); MuSiQue keeps its paragraphs."""
+    facts = metadata.get("supporting_facts")
+    if isinstance(facts, dict):
+        return _unique(facts.get("title") or [])
+    if isinstance(facts, list):
+        return _unique(f[0] for f in facts if isinstance(f, list | tuple) and f)
+    paragraphs = metadata.get("paragraphs")
+    if isinstance(paragraphs, list):
+        return _unique(p.get("title", "") for p in paragraphs if isinstance(p, dict) and p.get("is_supporting"))
+    return []
+
+
+def _flashrag(record: dict[str, Any], index: int) -> Example:
+    """One line of a FlashRAG dataset file. Every golden answer is a gold answer (FlashRAG's metrics take the
+    best over them)."""
+    gold = record["golden_answers"]
+    answers = [gold] if isinstance(gold, str) else [str(a) for a in gold]
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    qtype = metadata.get("type")
+    return Example(id=str(record.get("id") if record.get("id") is not None else f"q-{index}"),
+                   question=str(record["question"]), answers=answers,
+                   supporting_titles=_flashrag_supporting_titles(metadata),
+                   type=str(qtype) if qtype is not None else None, raw=record)
+
+
 # ---------------------------------------------------------------- entry point
+
+
+def resolve_dataset_spec(spec: str, split: str | None = None) -> str:
+    """`flashrag:DIR` (a FlashRAG dataset folder) as the spec of its split's file, `flashrag:DIR/SPLIT.jsonl`: `split`,
+    else dev where the folder has it, else test. Any other spec comes back unchanged; `split` is refused for it."""
+    kind, sep, location = spec.partition(":")
+    kind = kind.strip().lower()
+    path = Path(location).expanduser()
+    if kind != "flashrag" or not sep or not path.is_dir():
+        if split is not None:
+            raise HopragError(f"--split picks a file of a FlashRAG dataset folder (flashrag:DIR); {spec!r} is not one")
+        return spec
+    present = [s for s in FLASHRAG_SPLITS if (path / f"{s}.jsonl").is_file()]
+    if split is not None:
+        if split not in present:
+            raise HopragError(f"{path} has no {split}.jsonl; its splits: {', '.join(present) or 'none'}")
+        chosen = split
+    else:
+        chosen = next((s for s in FLASHRAG_DEFAULT_SPLITS if s in present), "")
+        if not chosen:
+            raise HopragError(f"{path} holds no dev.jsonl or test.jsonl (a FlashRAG dataset folder); give --split "
+                              f"{' or '.join(present) if present else 'with a folder that has SPLIT.jsonl files'}")
+    return f"flashrag:{path / f'{chosen}.jsonl'}"
 
 
 def _read_frames(path: Path) -> list[dict[str, Any]]:
@@ -238,16 +293,20 @@ def _read_frames(path: Path) -> list[dict[str, Any]]:
 
 _CONVERTERS: dict[str, Callable[[dict[str, Any], int], Example]] = {
     "2wiki": _2wiki, "musique": _musique, "fanoutqa": _fanout, "frames": _frames, "nq": _nq, "jsonl": _generic,
+    "flashrag": _flashrag,
 }
 
 
-def load_dataset(spec: str, limit: int | None = None, *, reasoning_type: str | None = None) -> list[Example]:
+def load_dataset(spec: str, limit: int | None = None, *, reasoning_type: str | None = None,
+                 split: str | None = None) -> list[Example]:
     """Load ``KIND:PATH`` (FRAMES also ``frames:PATH#Reasoning type``) into a list of :class:`Example`.
 
-    ``limit`` keeps the first N questions (after filtering); ``reasoning_type`` keeps the FRAMES rows
-    whose ``reasoning_types`` contain that string. Raises :class:`HopragError` on an unknown kind,
-    a missing file or a malformed file.
+    ``limit`` keeps the first N questions (after filtering; FlashRAG's "first 1000" is ``limit=1000``);
+    ``reasoning_type`` keeps the FRAMES rows whose ``reasoning_types`` contain that string; ``split`` picks
+    the file of a ``flashrag:DIR`` folder. Raises :class:`HopragError` on an unknown kind, a missing file or a
+    malformed file.
     """
+    spec = resolve_dataset_spec(spec, split)
     kind, sep, location = spec.partition(":")
     kind = _ALIASES.get(kind.strip().lower(), kind.strip().lower())
     if not sep or not location:
@@ -270,7 +329,7 @@ def load_dataset(spec: str, limit: int | None = None, *, reasoning_type: str | N
         if reasoning_filter:
             wanted = reasoning_filter.casefold()
             records = [r for r in records if wanted in (r.get("reasoning_types") or "").casefold()]
-    elif kind in ("musique", "nq") or (kind == "jsonl" and path.suffix != ".json"):
+    elif kind in ("musique", "nq", "flashrag") or (kind == "jsonl" and path.suffix != ".json"):
         records = _read_jsonl(path)
     else:
         records = _read_json_list(path)

