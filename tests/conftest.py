@@ -9,6 +9,10 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # that read it skip, saying why, instead of failing.
 needs_shared_data = pytest.mark.skipif(not SHARED_DATA.is_dir(),
                                        reason="../shared/data (the evaluation data) is not beside the checkout")
+SHARED_PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
+# The seed papers as text (../shared/papers): the transcription tests of hoprag/reproduce/tables read them.
+needs_shared_papers = pytest.mark.skipif(not SHARED_PAPERS.is_dir(),
+                                         reason="../shared/papers (the seed papers as text) is not beside the checkout")
 
 
 @pytest.fixture(autouse=True)
