@@ -8,7 +8,7 @@ HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 DATA=../shared/data
 N=${N:-20}
 T=${T:-6}   # ReAct / ReNAct step cap for these runs (the paper's T=25 is far beyond a 2-core CPU budget)
-PRESET=${PRESET:-small}  # the figures in BENCHMARKS.md's method tables predate presets and match `small`
+PRESET=${PRESET:-small}
 
 run() {  # run NAME DATASET INDEX METHOD [options]
   local name=$1 dataset=$2 index=$3 method=$4; shift 4

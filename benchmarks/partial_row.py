@@ -1,4 +1,4 @@
-"""The BENCHMARKS.md table row of a run's results.jsonl, finished or not.
+"""The results-table row of a run's results.jsonl, finished or not.
 
 A run of an older build (the grid's frozen 8d4f9c3) writes summary.json only when it finishes; this aggregates its
 records as they are, with this checkout's `aggregate`, into `preset_table.py`'s row, so a session can report a run it

@@ -1,4 +1,4 @@
-"""End-to-end check of `hoprag.rearag_finetune` on a GPU machine that has no model weights and no network.
+"""End-to-end check of `hoprag.training.rearag_finetune` on a GPU machine that has no model weights and no network.
 
 It builds a tiny random Qwen2 (2 layers, hidden size 64) around the real Qwen2.5 tokenizer and chat template,
 fine-tunes it with the script on a chains.jsonl, then reloads the merged model and reports the mean loss on the
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing hoprag
 
-from hoprag.rearag_finetune import IGNORE, load_conversations, tokenize_conversation  # noqa: E402
-from hoprag.rearag_finetune import main as finetune  # noqa: E402
+from hoprag.training.rearag_finetune import IGNORE, load_conversations, tokenize_conversation  # noqa: E402
+from hoprag.training.rearag_finetune import main as finetune  # noqa: E402
 
 
 def main() -> None:  # pragma: no cover - needs a GPU and the training stack

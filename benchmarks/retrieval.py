@@ -1,7 +1,7 @@
 """Closed-corpus retrieval benchmark: Recall@5 of supporting titles, p50 query latency, build rate.
 
 Corpora: the pooled paragraphs of HotpotQA dev hard 100 and MuSiQue-Ans dev 100 (../shared/data).
-Usage: python benchmarks/retrieval.py [--home DIR] [--keep] [--out benchmarks/retrieval_results.md]
+Usage: python benchmarks/retrieval.py [--home DIR] [--keep] [--out runs/retrieval.md]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--home", default=str(Path(tempfile.gettempdir()) / "hoprag-retrieval-bench"))
     parser.add_argument("--keep", action="store_true", help="reuse indexes already built in --home")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "retrieval_results.md"))
+    parser.add_argument("--out", default=str(ROOT / "runs" / "retrieval.md"))
     args = parser.parse_args()
     home = Path(args.home)
     if home.exists() and not args.keep:

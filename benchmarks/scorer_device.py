@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hoprag.furepa_scorer import ScorerExample
+    from hoprag.training.furepa_scorer import ScorerExample
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
-    from hoprag.furepa_scorer import ScorerExample, labelled_examples, train_scorer
+    from hoprag.training.furepa_scorer import ScorerExample, labelled_examples, train_scorer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -70,7 +70,8 @@ def main() -> None:
 
 
 def print_rule_correlations(examples: list[ScorerExample], seeds: list[int]) -> None:
-    from hoprag.furepa_scorer import RetrievalScorer, bm25_ranking, held_out_correlations, split_by_question
+    from hoprag.furepa_scorer import RetrievalScorer
+    from hoprag.training.furepa_scorer import bm25_ranking, held_out_correlations, split_by_question
 
     rule = RetrievalScorer()
     for seed in seeds:

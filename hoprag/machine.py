@@ -2,7 +2,7 @@
 
 llama.cpp picks its kernels by the CPU's vector instructions, and their arithmetic can differ in the last bits: on a
 2-core AMD machine with AVX2 and no AVX-512, greedy decoding chose other tokens for the same prompts than on the faster
-machine of earlier runs, whose CPU was not recorded (BENCHMARKS.md, 2Wiki's ReNAct over seeds). Seeds compared as a
+machine of earlier runs, whose CPU was not recorded. Seeds compared as a
 spread must then come from one kind of machine, which the record says. `hoprag eval` records it for a model run in its
 own process (the embedded one); a served model's machine is not known to it. The CPU's features and the llama.cpp
 build's options are both named: a prebuilt wheel may leave out kernels the CPU has (or a build may not be for this

@@ -35,7 +35,7 @@ def release_freed_memory() -> None:
     passages' lengths; glibc keeps them on the heap (its adaptive mmap threshold), where the holes they
     leave are rarely reused, so RSS climbs batch after batch: 835 MB to 1,588 MB over 10k passages with
     minilm. malloc_trim(0) releases the free pages inside the heap too, which keeps RSS flat at no
-    measurable cost (one call a batch; BENCHMARKS.md). Serving large buffers from mmap instead
+    measurable cost (one call a batch). Serving large buffers from mmap instead
     (a fixed M_MMAP_THRESHOLD) also keeps RSS flat but made embedding 25% slower.
     """
     libc = _glibc()

@@ -60,7 +60,7 @@ def _outputs_after(history: list[str], reproducible: bool) -> tuple[str, list[fl
 
 def test_a_reproducible_prompt_gives_the_same_output_whatever_ran_before(fresh_runtime):
     """Without the option, reusing a 600-token prefix evaluated in other batches moves the log-probabilities
-    (by up to 0.04 in BENCHMARKS.md); with it they are bit-identical."""
+    (by up to 0.04); with it they are bit-identical."""
     text, logprobs, fresh = _outputs_after([], reproducible=True)
     after_a_shared_prefix = _outputs_after([FACTS[:2400] + " What is 2 + 2?"], reproducible=True)
     after_a_longer_prompt = _outputs_after([FACTS + QUESTION + " Explain."], reproducible=True)

@@ -169,7 +169,7 @@ def check_page(browser, page, runs: list[Path]) -> dict:
 @pytest.mark.skipif(not __import__("os").environ.get("HOPRAG_REPORT_RUNS"),
                     reason="set HOPRAG_REPORT_RUNS to run folders (space-separated) to check their report page")
 def test_the_page_of_recorded_runs(tmp_path, browser):
-    """The page of real runs, e.g. the benchmark runs behind BENCHMARKS.md."""
+    """The page of real runs, e.g. the benchmark runs behind docs/results.md."""
     import os
 
     from hoprag.eval.html_report import write_html
@@ -192,3 +192,20 @@ def test_the_reply_a_cap_synthesis_was_read_from_is_shown(tmp_path):
              progress=False)
     page = render_html([tmp_path / "cap"])
     assert 'class="answer right"' in page and "Read from the reply: <q>Collected notes:" in page
+
+
+def test_the_comparison_tables_fit_the_page_width_in_a_real_browser(tmp_path, browser):
+    """Their columns used to run off the right edge: every comparison table ends inside the window, which does
+    not scroll sideways."""
+    from hoprag.eval.html_report import write_html
+
+    from .test_report_shared_questions import thirty_and_twenty
+
+    page = write_html(thirty_and_twenty(tmp_path), tmp_path / "report.html")
+    browser.set_window_size(1000, 900)
+    browser.get(page.as_uri())
+    width = browser.execute_script("return document.documentElement.clientWidth")
+    for table_id in ("comparison", "comparison-all"):
+        right = browser.execute_script(f"return document.getElementById('{table_id}').getBoundingClientRect().right")
+        assert right <= width, (table_id, right, width)
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= width

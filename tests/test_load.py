@@ -6,7 +6,7 @@ that wait and runs that stream.
 - 4 concurrent runs with the embedded model: all finish with their own state; llama.cpp calls queue one
   at a time (a process-wide lock), and the figures show how long each run waited for the model.
 
-Set HOPRAG_LOAD_REPORT=FILE to write the figures as JSON (benchmarks: BENCHMARKS.md quotes them).
+Set HOPRAG_LOAD_REPORT=FILE to write the figures as JSON (docs/serving.md, "Under load", quotes them).
 """
 
 from __future__ import annotations

@@ -11,12 +11,26 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import HopragError
-from hoprag.eval.report import COLUMNS, NOT_APPLICABLE, load_run, plot_figures
+from hoprag.eval.report import (
+    COLUMNS,
+    NOT_APPLICABLE,
+    RunRow,
+    compare_runs,
+    dataset_label,
+    plot_figures,
+    questions_differ,
+    seed_folders,
+    shared_notes,
+)
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1d1d1f;max-width:1500px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #d8d8de;padding:4px 8px;vertical-align:top}
+.wide{overflow-x:auto;max-width:100%}
+table.comparison{table-layout:fixed;width:100%;font-size:12px}
+table.comparison th,table.comparison td{padding:3px 4px;overflow-wrap:anywhere;word-break:break-word}
+table.comparison col.run{width:11%}
 th{background:#f3f2fa;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .right{background:#e7f6e9}.wrong{background:#fdecec}.answer{cursor:pointer}.answer:hover{outline:2px solid #7b6cf6}
 .answer.open{outline:2px solid #4b3bd6}.gold{font-weight:700;color:#0a7a2f}.gold::after{content:" \\2605"}
@@ -83,16 +97,40 @@ def _cell(value: Any, column: str) -> str:
     return f"{value:g}" if isinstance(value, int | float) else _e(value)
 
 
-def _comparison(names: list[str], summaries: list[dict[str, Any]]) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in ("run", "method", "preset", "dataset", "n", *COLUMNS))
-    rows = []
-    for name, summary in zip(names, summaries, strict=True):
-        config = summary.get("config") or {}
-        dataset = Path(str(config.get("dataset", "")).partition(":")[2]).name
-        cells = [name, config.get("method"), config.get("preset", ""), dataset, summary.get("questions")]
-        rows.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells)
-                    + "".join(f'<td class="num">{_cell(summary.get(c), c)}</td>' for c in COLUMNS) + "</tr>")
-    return f'<table id="comparison"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+def _head(column: str) -> str:
+    # `_<wbr>`: a long column name may break after an underscore, so the fixed-layout table fits the page
+    return f'<th title="{_e(column)}">{_e(column).replace("_", "_<wbr>")}</th>'
+
+
+def _comparison(rows: list[RunRow], figures: list[dict[str, Any] | None], counts: list[Any], table_id: str) -> str:
+    """One comparison table (fixed layout at the page's width, cells wrap): a row per run, `figures` its numbers."""
+    head = "".join(_head(c) for c in ("run", "method", "preset", "dataset", "n", *COLUMNS))
+    cols = '<col class="run">' + "<col>" * (4 + len(COLUMNS))
+    body = []
+    for row, summary, count in zip(rows, figures, counts, strict=True):
+        config = row.summary.get("config") or {}
+        cells = [row.path.name, config.get("method"), config.get("preset", ""), dataset_label(row.summary), count]
+        body.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells)
+                    + "".join(f'<td class="num">{_cell((summary or {}).get(c), c) if summary else ""}</td>'
+                              for c in COLUMNS) + "</tr>")
+    return (f'<div class="wide"><table id="{table_id}" class="comparison"><colgroup>{cols}</colgroup>'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _comparisons(rows: list[RunRow]) -> str:
+    """The comparison: where runs of one dataset cover different questions, first on the questions they share
+    (by question id), then each run over all its questions, apart."""
+    summaries = [row.summary for row in rows]
+    everything = [s.get("questions") for s in summaries]
+    if not questions_differ(rows):
+        return _comparison(rows, summaries, everything, "comparison")
+    shared = _comparison(rows, [row.shared for row in rows], [len(row.shared_ids) if row.shared else "" for row in rows],
+                         "comparison")
+    return (f'<p id="shared-questions">The runs cover different questions, so they are compared on the questions '
+            f'the runs of each dataset share (by question id): {_e("; ".join(shared_notes(rows)))}.</p>{shared}'
+            f'<h3>All questions of each run</h3><p class="muted">Each run over all its own questions: these means '
+            f'are over different questions, so they do not compare across runs.</p>'
+            f'{_comparison(rows, summaries, everything, "comparison-all")}')
 
 
 def _plots(runs: list[Path]) -> str:
@@ -175,24 +213,18 @@ def _answer_columns(runs: list[Path], summaries: list[dict[str, Any]]) -> list[t
     columns = []
     for path, summary in zip(runs, summaries, strict=True):
         seed_runs = (summary.get("config") or {}).get("seed_runs") or {}  # merged: where each seed's run is
-        if seed_runs:
-            missing = [f"{name} at {where}" for name, where in seed_runs.items() if not (path / where).is_dir()]
-            if missing:  # the merged folder moved without its seeds: its answers would be an empty column
-                raise HopragError(f"{path} merges seeds whose folders are gone ({', '.join(missing)}, relative to "
-                                  "it); merge them again with hoprag merge-seeds where they are")
-            columns += [(f"{path.name}/{name}", path / where) for name, where in seed_runs.items()]
-            continue
-        seeds = [path / f"seed-{seed}" for seed in summary.get("seeds") or []]
-        if seeds and all(seed.is_dir() for seed in seeds):
-            columns += [(f"{path.name}/{seed.name}", seed) for seed in seeds]
-        else:
-            columns.append((path.name, path))
+        missing = [f"{name} at {where}" for name, where in seed_runs.items() if not (path / where).is_dir()]
+        if missing:  # the merged folder moved without its seeds: its answers would be an empty column
+            raise HopragError(f"{path} merges seeds whose folders are gone ({', '.join(missing)}, relative to "
+                              "it); merge them again with hoprag merge-seeds where they are")
+        columns += seed_folders(path, summary)
     return columns
 
 
 def render_html(runs: list[Path]) -> str:
     names = [p.name for p in runs]
-    summaries = [load_run(p) for p in runs]
+    compared = compare_runs(runs)
+    summaries = [row.summary for row in compared]
     columns = _answer_columns(runs, summaries)
     column_names = [name for name, _ in columns]
     by_run = [{r["id"]: r for r in _records(path)} for _, path in columns]
@@ -234,7 +266,7 @@ def render_html(runs: list[Path]) -> str:
 <p class="muted">{len(runs)} runs, {len(order)} questions{"" if len(distinct) <= 1 else " (several datasets)"}.
 Click an answer to open that run's trajectory: thoughts, queries, retrieved titles (gold ones marked ★),
 notes, ReSP memories, per-step tokens and seconds.</p>
-<h2>Comparison</h2>{_comparison(names, summaries)}
+<h2>Comparison</h2>{_comparisons(compared)}
 <h2>Plots</h2>{_plots(runs)}
 <h2>Questions</h2>
 <label><input type="checkbox" id="only-disagree"> only questions where the runs disagree (one right, another

@@ -9,31 +9,17 @@ found in the prediction).
 from __future__ import annotations
 
 import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hoprag.answers import normalize_answer
+
 if TYPE_CHECKING:
     from hoprag.eval.datasets import Example
 
-_PUNCTUATION = set(string.punctuation)
 _SPECIAL = ("yes", "no", "noanswer")
 
-
-def normalize_answer(s: str) -> str:
-    """Lower text and remove punctuation, articles and extra whitespace (official HotpotQA)."""
-
-    def remove_articles(text: str) -> str:
-        return re.sub(r"\b(a|an|the)\b", " ", text)
-
-    def white_space_fix(text: str) -> str:
-        return " ".join(text.split())
-
-    def remove_punc(text: str) -> str:
-        return "".join(ch for ch in text if ch not in _PUNCTUATION)
-
-    return white_space_fix(remove_articles(remove_punc(str(s).lower())))
 
 
 def exact_match(prediction: str, ground_truth: str) -> bool:

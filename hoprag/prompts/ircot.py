@@ -15,7 +15,7 @@ COT_EXAMPLES = 'DOCUMENTS:\n\nNobody Loves You (When You\'re Down and Out) - "No
 # The question being answered: its documents (or notes), the question, and the chain so far.
 COT_QUESTION = "DOCUMENTS:\n\n{documents}\n\nQuestion: {question}\n\nStep-by-step reasoning: {chain}"
 
-# At the sentence cap without an <answer>: ask for it (the paper gives no rule; documented in BENCHMARKS.md).
+# At the sentence cap without an <answer>: ask for it (the paper gives no rule; a deviation listed in docs/methods/ircot.md).
 COT_FINAL = "\n\nProvide the final answer inside <answer> </answer> tags now."
 
 

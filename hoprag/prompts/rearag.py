@@ -1,5 +1,5 @@
 """ReaRAG prompts, verbatim from the official code (THU-KEG/ReaRAG; the paper's appendix is missing from our
-copy, so ../shared/reference/methods.md gives them). The typo "reasoining" is original.
+copy; the official code gives them). The typo "reasoining" is original.
 
 The data-construction prompt is not quoted there, only described (the reasoner prompt extended with
 rules and one in-context example, the Yuma Library District / Tucson chain): `DATA_RULES` and
