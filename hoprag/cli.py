@@ -341,7 +341,7 @@ def index_compact(
     train_size: int = typer.Option(None, help="Vectors sampled for training (default: 32 per list, 10k to 500k)."),
     nprobe: int = typer.Option(None, help="Lists searched per query (default: nlist / 64, at least 8)."),
     queries: Path = typer.Option(None, help="Text file, one query a line, for the recall check (default: 200 sampled titles)."),
-    refine: int = typer.Option(10, help="Re-rank the top k x REFINE IVF-PQ candidates exactly, reading their rows from "
+    refine: int = typer.Option(40, help="Re-rank the top k x REFINE IVF-PQ candidates exactly, reading their rows from "
                                "the source's Flat file on disk (which must stay in place); 0: pure IVF-PQ."),
 ) -> None:
     """Build an IVF-PQ copy of a faiss index in bounded memory and report its recall@5 against the source."""
@@ -358,7 +358,7 @@ def index_compact(
     form = f"re-ranked x{refine} from {name}'s Flat file" if refine else "pure IVF-PQ"
     recalls = [f"{manifest['recall_at_5_pq']:.3f} pure IVF-PQ"]
     if "recall_at_5_refined" in manifest:
-        recalls.insert(0, f"{manifest['recall_at_5_refined']:.3f} re-ranked x{refine or 10}")
+        recalls.insert(0, f"{manifest['recall_at_5_refined']:.3f} re-ranked x{refine or 40}")
     out.print(f"index [bold]{to}[/]: {manifest['count']} passages, {manifest['index_type']} nlist {manifest['nlist']} "
               f"m {manifest['m']} nprobe {manifest['nprobe']}, {size / 1e6:.1f} MB, {form}; "
               f"recall@5 against {name}: {', '.join(recalls)}")

@@ -225,7 +225,7 @@ def test_the_refined_compact_form_reranks_pq_candidates_from_the_flat_file_and_r
     assert np.array_equal(rows.rows(np.array([2999, 0, 17])), vectors[[2999, 0, 17]])  # straight from disk
 
     refined = compact_index("flat", "refined", nlist=16, m=4, nprobe=8, queries=names, chunk=1000)
-    assert refined["refine_factor"] == 10 and refined["refine_flat"] == str(flat_file.resolve())
+    assert refined["refine_factor"] == 40 and refined["refine_flat"] == str(flat_file.resolve())
     assert refined["recall_at_5_refined"] >= 0.9 > refined["recall_at_5_pq"]
     assert refined["recall_at_5"] == refined["recall_at_5_refined"]
     opened = open_index("refined")
