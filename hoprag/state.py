@@ -23,6 +23,16 @@ class OutputState(TypedDict, total=False):
     judgements: list[dict[str, str]]
 
 
+class RunState(TypedDict, total=False):
+    """What every method's state holds: the question, its steps, its LLM calls and how it ended."""
+
+    question: str
+    trajectory: Annotated[list[dict[str, Any]], operator.add]
+    calls: Annotated[list[dict[str, Any]], operator.add]
+    answer: str
+    finished_by: str
+
+
 class AgentState(TypedDict, total=False):
     question: str
     # One entry per reasoning step: thought, action, query, retrieved ids, notes, observation.

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from hoprag.context import Context
-from hoprag.documents import Document
 from hoprag.llm import ScriptedChatModel
 from hoprag.nodes.chatcot import clean_reply, parse_chatcot_turn
 from hoprag.nodes.retrieve import register_retriever
@@ -25,7 +24,7 @@ from hoprag.prompts.chatcot import (
 )
 from hoprag.run import run_question
 
-from .conftest import fake_roles
+from .conftest import Passages, fake_roles
 
 # ---------------------------------------------------------------- the parser
 
@@ -85,13 +84,6 @@ def test_random_and_malformed_outputs_never_raise():
 # ---------------------------------------------------------------- the graph
 
 
-class Passages:
-    def __init__(self):
-        self.queries: list[str] = []
-
-    def search(self, query, k):
-        self.queries.append(query)
-        return [Document(id=f"{query}-{i}", title=f"T{i}", text=f"Passage {i} about {query}.") for i in range(k)]
 
 
 def chat_script(reasoning, queries, judgments, final="Based on the context, the band is Rush."):

@@ -9,8 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +18,7 @@ from hoprag.errors import HopragError
 from hoprag.retrievers import make_retriever, register_retriever
 from hoprag.retrievers.registry import RETRIEVERS_ENV, is_registered, registered_names
 
-from .conftest import free_port
+from .conftest import start_langgraph_dev
 from .openai_stub import start_stub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,25 +79,6 @@ def hoprag(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "hoprag.cli", *args], capture_output=True, text=True, env=env,
                           timeout=300)
 
-
-def start_langgraph_dev(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "langgraph_cli", "dev", "--config", "langgraph.json", "--no-browser", "--no-reload",
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/ok", timeout=1)
-            return process, url
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.5)
-    process.terminate()
-    pytest.fail("langgraph dev did not start within 90 s")
 
 
 def test_a_faiss_index_and_a_registered_store_answer_through_ask_eval_and_langgraph_dev(

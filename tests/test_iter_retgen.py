@@ -6,32 +6,17 @@ from __future__ import annotations
 import json
 
 from hoprag.context import Context
-from hoprag.documents import Document
 from hoprag.eval.runner import run_eval
 from hoprag.graphs import mermaid, method_counters
-from hoprag.llm import ScriptedChatModel, register_fake
-from hoprag.nodes.retrieve import register_retriever
+from hoprag.llm import ScriptedChatModel
 from hoprag.presets import preset_options
 from hoprag.run import run_question
 
-
-class FreshDocs:
-    """Two new passages per query (ids from the search's number), and every query it saw."""
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def search(self, query: str, k: int) -> list[Document]:
-        self.queries.append(query)
-        n = len(self.queries)
-        return [Document(id=f"s{n}-d{i}", title=f"Page {n}.{i}", text=f"Passage {i} of search {n}.") for i in range(2)]
+from .conftest import FreshDocs, scripted_setup
 
 
 def setup(replies, name: str = "iter", **options) -> tuple[Context, FreshDocs, ScriptedChatModel]:
-    retriever = FreshDocs()
-    register_retriever(f"{name}-index", retriever)
-    generator = ScriptedChatModel(replies)
-    return Context(index=f"{name}-index", llm=register_fake(f"fake:{name}", generator), **options), retriever, generator
+    return scripted_setup(replies, name, **options)
 
 
 def test_round_t_retrieves_with_the_question_and_round_t_minus_1_generation():

@@ -18,12 +18,11 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .conftest import free_port
+from .conftest import free_port, start_and_wait
 from .openai_stub import start_stub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,20 +40,8 @@ CORPUS = [
 
 def start_server(env: dict[str, str], jobs: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "hoprag.cli", "serve", "--port", str(port), "--jobs", str(jobs)],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/ok", timeout=1)
-            return process, url
-        except OSError:
-            if process.poll() is not None:
-                break
-            time.sleep(0.5)
-    process.kill()
-    pytest.fail("hoprag serve did not start within 120 s")
+    return start_and_wait([sys.executable, "-m", "hoprag.cli", "serve", "--port", str(port), "--jobs", str(jobs)], port,
+                          env, seconds=120)
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:

@@ -7,14 +7,13 @@ import json
 import pytest
 
 from hoprag.context import Context
-from hoprag.documents import Document
 from hoprag.llm import ScriptedChatModel
 from hoprag.nodes.parsing import parse_rearag_action
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.run import run_question
 from hoprag.training.rearag_finetune import IGNORE, load_conversations, tokenize_conversation
 
-from .conftest import fake_roles
+from .conftest import Passages, fake_roles
 
 
 def search(n: int, query: str) -> str:
@@ -25,13 +24,6 @@ def finish(n: int, answer: str) -> str:
     return f"Thought {n}: Done.\nAction {n}: {{'function': 'finish', 'parameters': {{'answer': '{answer}'}}}}"
 
 
-class Passages:
-    def __init__(self):
-        self.queries: list[str] = []
-
-    def search(self, query, k):
-        self.queries.append(query)
-        return [Document(id=f"{query}-{i}", title=f"T{i}", text=f"Passage {i} about {query}.") for i in range(k)]
 
 
 def setup(reasoner, answerer=None, generator=None, **options):

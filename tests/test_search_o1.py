@@ -26,7 +26,7 @@ from hoprag.prompts.search_o1 import END_SEARCH_QUERY as EQ
 from hoprag.prompts.search_o1 import END_SEARCH_RESULT as ER
 from hoprag.run import run_question
 
-from .conftest import fake_roles
+from .conftest import Passages, fake_roles
 
 # ---------------------------------------------------------------- the parser
 
@@ -100,13 +100,6 @@ def test_random_and_malformed_outputs_never_raise():
 # ---------------------------------------------------------------- the graph
 
 
-class Passages:
-    def __init__(self):
-        self.queries: list[str] = []
-
-    def search(self, query, k):
-        self.queries.append(query)
-        return [Document(id=f"{query}-{i}", title=f"T{i}", text=f"Passage {i} about {query}.") for i in range(k)]
 
 
 def setup(reasoner, summarizer=None, **options):

@@ -10,11 +10,9 @@ import string
 import pytest
 
 from hoprag.context import Context
-from hoprag.documents import Document
 from hoprag.eval.runner import run_eval
 from hoprag.graphs import mermaid, method_counters
-from hoprag.llm import ScriptedChatModel, register_fake
-from hoprag.nodes.retrieve import register_retriever
+from hoprag.llm import ScriptedChatModel
 from hoprag.nodes.self_ask import (
     EMPTY_FOLLOW_UP,
     EMPTY_ROUND,
@@ -28,6 +26,8 @@ from hoprag.presets import preset_options
 from hoprag.prompts.self_ask import FOLLOW_UP, INTERMEDIATE_ANSWER, SELF_ASK_MULTI_HOP
 from hoprag.run import run_question
 
+from .conftest import FreshDocs, scripted_setup
+
 QUESTION = "Who is the mother of the director of film Polish-Russian War?"
 FIRST = "Who is the director of the film Polish-Russian War?"
 SECOND = "Who is the mother of Xawery Żuławski?"
@@ -37,21 +37,8 @@ CHAIN = [f"Follow up: {FIRST}\n", "\nIntermediate answer: Xawery Żuławski.\n",
          "\nIntermediate answer: Małgorzata Braunek.\nSo the final answer is: Małgorzata Braunek\n"]
 
 
-class FreshDocs:
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-
-    def search(self, query: str, k: int) -> list[Document]:
-        self.queries.append(query)
-        n = len(self.queries)
-        return [Document(id=f"s{n}-d{i}", title=f"Page {n}.{i}", text=f"Passage {i} of search {n}.") for i in range(2)]
-
-
 def setup(replies, name: str = "self-ask", **options) -> tuple[Context, FreshDocs, ScriptedChatModel]:
-    retriever = FreshDocs()
-    register_retriever(f"{name}-index", retriever)
-    model = ScriptedChatModel(replies)
-    return Context(index=f"{name}-index", llm=register_fake(f"fake:{name}", model), **options), retriever, model
+    return scripted_setup(replies, name, **options)
 
 
 def test_a_chain_with_two_follow_ups():

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import free_port
+from .conftest import start_langgraph_dev
 from .openai_stub import start_stub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,27 +28,9 @@ def served(tmp_path):
     ]))
     build_index("served", f"jsonl:{corpus}")
     stub = start_stub()
-    port = free_port()
     env = dict(os.environ, OPENAI_BASE_URL=f"http://127.0.0.1:{stub.server_port}/v1", OPENAI_API_KEY="x",
                LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "langgraph_cli", "dev", "--config", "langgraph.json", "--no-browser", "--no-reload",
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    import urllib.request
-
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/ok", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("langgraph dev did not start within 90 s")
+    process, url = start_langgraph_dev(env)
     yield url
     process.terminate()
     process.wait(20)

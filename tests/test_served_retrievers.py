@@ -4,15 +4,11 @@ refuses a request's `py:` path (no module imported) or other URL (no request sen
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .conftest import free_port
+from .conftest import start_langgraph_dev
 from .openai_stub import start_stub
 from .test_http_retriever import RetrievalServer
 
@@ -29,25 +25,11 @@ def test_a_served_graph_takes_only_the_retrievers_it_was_started_with(tmp_path):
     retrieval.start()
     other.start()
     stub = start_stub()
-    port = free_port()
     env = dict(os.environ, OPENAI_BASE_URL=f"http://127.0.0.1:{stub.server_port}/v1", OPENAI_API_KEY="x",
                LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
                HOPRAG_RETRIEVER_URL=retrieval.url, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "langgraph_cli", "dev", "--config", "langgraph.json", "--no-browser", "--no-reload",
-         "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process, url = start_langgraph_dev(env)
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(f"{url}/ok", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("langgraph dev did not start within 90 s")
         client = get_sync_client(url=url)
         context = {"llm": "openai:stub", "max_steps": 4}
         # The server's own retrieval server: `auto` and its URL both answer.

@@ -11,15 +11,15 @@ from hoprag.nodes.recomp import (
     counters,  # noqa: F401  (the eval runner's per-method counters: hoprag.graphs.method_counters)
     recomp_compress,
     recomp_generate,
-    recomp_retrieve,
     route_after_generate,
 )
+from hoprag.nodes.retrieve import question_documents
 from hoprag.state import InputState, OutputState
 
 
 def build():
     builder = StateGraph(RecompState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("retrieve", recomp_retrieve)
+    builder.add_node("retrieve", question_documents)
     builder.add_node("compress", recomp_compress)
     builder.add_node("generate", recomp_generate)
     builder.add_node("concise_answer", concise_answer, input_schema=RecompState)

@@ -10,15 +10,15 @@ from hoprag.nodes.replug import (
     ReplugState,
     counters,  # noqa: F401  (the eval runner's per-method counters: hoprag.graphs.method_counters)
     replug_generate,
-    replug_retrieve,
     route_after_generate,
 )
+from hoprag.nodes.retrieve import question_documents
 from hoprag.state import InputState, OutputState
 
 
 def build():
     builder = StateGraph(ReplugState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("retrieve", replug_retrieve)
+    builder.add_node("retrieve", question_documents)
     builder.add_node("ensemble_generate", replug_generate)
     builder.add_node("concise_answer", concise_answer, input_schema=ReplugState)
     builder.add_edge(START, "retrieve")

@@ -5,6 +5,7 @@ from langgraph.graph import END, START, StateGraph
 
 from hoprag.context import Context
 from hoprag.graphs import compile_method
+from hoprag.nodes.retrieve import question_documents
 from hoprag.nodes.self_rag import (
     SelfRagState,
     counters,  # noqa: F401  (the eval runner's per-method counters: hoprag.graphs.method_counters)
@@ -12,7 +13,6 @@ from hoprag.nodes.self_rag import (
     generate_per_document,
     generate_without_retrieval,
     route_after_decide,
-    self_rag_retrieve,
 )
 from hoprag.state import InputState, OutputState
 
@@ -20,7 +20,7 @@ from hoprag.state import InputState, OutputState
 def build():
     builder = StateGraph(SelfRagState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     builder.add_node("decide", decide)
-    builder.add_node("retrieve", self_rag_retrieve)
+    builder.add_node("retrieve", question_documents)
     builder.add_node("generate_per_document", generate_per_document)
     builder.add_node("generate_without_retrieval", generate_without_retrieval)
     builder.add_edge(START, "decide")

@@ -7,13 +7,13 @@ from hoprag.context import Context
 from hoprag.graphs import compile_method
 from hoprag.nodes.generate import concise_answer
 from hoprag.nodes.reasoner import route_after_answer
+from hoprag.nodes.retrieve import question_documents
 from hoprag.nodes.sure import (
     SuReState,
     counters,  # noqa: F401  (the eval runner's per-method counters: hoprag.graphs.method_counters)
     route_after_candidates,
     sure_candidates,
     sure_rank,
-    sure_retrieve,
     sure_summarize,
     sure_verify,
 )
@@ -22,7 +22,7 @@ from hoprag.state import InputState, OutputState
 
 def build():
     builder = StateGraph(SuReState, context_schema=Context, input_schema=InputState, output_schema=OutputState)
-    builder.add_node("retrieve", sure_retrieve)
+    builder.add_node("retrieve", question_documents)
     builder.add_node("candidates", sure_candidates)
     builder.add_node("summarize", sure_summarize)
     builder.add_node("verify", sure_verify)

@@ -12,15 +12,13 @@ that cannot be read is an invalid output and gets the official error text as its
 from __future__ import annotations
 
 import json
-import operator
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.utils.json import parse_json_markdown
-from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.documents import Document
@@ -47,6 +45,7 @@ from hoprag.prompts.infogent import (
     USER_INPUT,
     navigator_system,
 )
+from hoprag.state import RunState
 
 NUM_ITERATIONS = 15  # run_frames.py --num_iterations (FanOutQA's run_fanoutqa.py: 10); the Navigator's cap is twice it
 MAX_PAGE_TOKENS = 100_000  # extract_info_prompt cuts the website content at 100,000 tokens
@@ -64,8 +63,7 @@ ADD_ACTION = re.compile(r"^ADD\(P(-?\d+)\)$")
 LENIENT_ACTION = re.compile(r"\s*(ADD|REPLACE)\s*\(\s*(?:E?\s*(\d+)\s*,\s*)?P?\s*(\d+)\s*\)\s*\.?\s*", re.IGNORECASE)
 
 
-class InfogentState(TypedDict, total=False):
-    question: str
+class InfogentState(RunState, total=False):
     history: list[dict[str, str]]  # the Navigator's chat history: {"role": human | ai, "content"}
     memory: list[str]  # AutoGPT's long-term memory: "Assistant Reply: ... Result: ..." per command
     rounds: int  # Navigator replies (the cap bounds them)
@@ -75,10 +73,6 @@ class InfogentState(TypedDict, total=False):
     previous_iterations: list[dict[str, str]]  # the Aggregator's thoughts and feedback so far
     notes: list[str]  # the aggregated list (named as the other methods' evidence, which answer_choices reads)
     pending: dict[str, Any]  # the command in flight
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
     answer_reply: str
 
 

@@ -5,30 +5,23 @@ round's generation is the answer."""
 
 from __future__ import annotations
 
-import operator
-from typing import Annotated, Any
-
-from typing_extensions import TypedDict
+from typing import Any
 
 from hoprag.context import Context, context_of, given
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.iter_retgen import ITER_RETGEN_GENERATE, NEXT_QUERY
+from hoprag.state import RunState
 
 EMPTY_GENERATION = "empty generation"  # the problem recorded for a round that generated nothing
 DEFAULT_ROUNDS = 3  # FlashRAG's IterativePipeline (iter_num=3)
 
 
-class IterRetGenState(TypedDict, total=False):
-    question: str
+class IterRetGenState(RunState, total=False):
     generations: list[str]  # each round's generation, in order (y_1 .. y_t)
     pending: dict[str, Any]  # the retrieval of the round in flight: its query and round number
     documents: list[dict[str, Any]]  # the documents the round in flight retrieved
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
 
 
 def iter_retgen_rounds(ctx: Context) -> int:

@@ -6,8 +6,7 @@ many words of the next one as fit; what was cut is recorded in the step and the 
 
 from __future__ import annotations
 
-import operator
-from typing import Annotated, Any, NotRequired
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # typing.TypedDict breaks the server's JSON schemas on 3.11
 
@@ -17,6 +16,7 @@ from hoprag.nodes.generate import first_line
 from hoprag.nodes.reasoner import MESSAGE_OVERHEAD
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.long_context import LONG_CONTEXT, PARAGRAPH, PARAGRAPH_SEPARATOR
+from hoprag.state import RunState
 
 EMPTY_GENERATION = "empty generation"
 
@@ -27,13 +27,8 @@ class LongContextInput(TypedDict):
     paragraphs: NotRequired[list[dict[str, Any]]]
 
 
-class LongContextState(TypedDict, total=False):
-    question: str
+class LongContextState(RunState, total=False):
     paragraphs: list[dict[str, Any]]
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
 
 
 def corpus_text(paragraphs: list[dict[str, Any]]) -> str:

@@ -13,24 +13,21 @@ transformers and torch are imported only when a checkpoint runs: they are option
 from __future__ import annotations
 
 import functools
-import operator
 import os
 import re
-from typing import Annotated, Any
-
-from typing_extensions import TypedDict
+from typing import Any
 
 from hoprag.context import Context, context_of
 from hoprag.errors import HopragError
 from hoprag.llm import call_llm, resolve_spec
 from hoprag.nodes.generate import first_line
-from hoprag.nodes.retrieve import search
 from hoprag.prompts.recomp import (
     COMPRESSOR_INPUT,
     LLM_COMPRESS_REASONING,
     LLM_COMPRESS_SUMMARY,
     RECOMP_GENERATE,
 )
+from hoprag.state import RunState
 
 # The HotpotQA checkpoints: FlashRAG runs the abstractive one on HotpotQA and 2WikiMultihopQA (no 2Wiki checkpoint
 # was released); carriex/recomp's README lists them and the NQ/TQA ones (fangyuan/nq_abstractive_compressor, ...).
@@ -54,21 +51,10 @@ ECHOED_LABEL = re.compile(r"^\s*(\**\s*(compressed documents?|summary|reasoning 
                           re.IGNORECASE)
 
 
-class RecompState(TypedDict, total=False):
-    question: str
+class RecompState(RunState, total=False):
     documents: list[dict[str, Any]]  # the retrieved documents the compressor reads
     summary: str  # the compressor's output: what the generator reads
     compressor: str  # which compressor wrote it, e.g. "abstractive:fangyuan/hotpotqa_abstractive"
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
-
-
-def recomp_retrieve(state: RecompState, runtime: Any = None) -> dict[str, Any]:
-    """The one retrieval: the top-k documents for the question."""
-    ctx = context_of(runtime)
-    return {"documents": [d.to_dict() for d in search(ctx, state["question"])]}
 
 
 def compressor_documents(documents: list[dict[str, Any]]) -> str:

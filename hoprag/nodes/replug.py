@@ -7,18 +7,16 @@ the answer so far as the assistant's reply."""
 from __future__ import annotations
 
 import math
-import operator
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from typing_extensions import TypedDict
 
 from hoprag.context import context_of, given
 from hoprag.errors import HopragError, NoLogprobsError
 from hoprag.llm import call_llm, resolve_spec, top_token_logprobs
 from hoprag.nodes.generate import first_line
-from hoprag.nodes.retrieve import search
 from hoprag.prompts.replug import REPLUG_DOCUMENT, REPLUG_GENERATE
+from hoprag.state import RunState
 
 END_TOKEN = ""  # the end of the reply: the end token decodes to "", and an endpoint reports none for it
 DEFAULT_TOP_LOGPROBS = 20
@@ -26,18 +24,8 @@ LOWEST_LOGPROB = -1e4  # an impossible token's log-probability in the log-linear
 NO_DISTRIBUTION = "no next-token distribution"  # the problem of a step whose documents reported none
 
 
-class ReplugState(TypedDict, total=False):
-    question: str
+class ReplugState(RunState, total=False):
     documents: list[dict[str, Any]]  # the retrieved documents, each with its retrieval score
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
-
-
-def replug_retrieve(state: ReplugState, runtime: Any = None) -> dict[str, Any]:
-    ctx = context_of(runtime)
-    return {"documents": [d.to_dict() for d in search(ctx, state["question"])]}
 
 
 def document_weights(scores: list[float | None], weighting: str) -> tuple[list[float], str]:

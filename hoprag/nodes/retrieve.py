@@ -61,9 +61,13 @@ def retrieve(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     return {"documents": [d.to_dict() for d in documents]}
 
 
+def question_documents(state: Any, runtime: Any = None) -> dict[str, Any]:
+    """The single-round methods' one retrieval: the top-k documents for the question itself."""
+    return {"documents": [d.to_dict() for d in search(context_of(runtime), state["question"])]}
+
+
 def retrieve_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     """Single-shot retrieval (standard RAG): the question itself is the one search."""
-    ctx = context_of(runtime)
     question = state["question"]
     pending = {"thought": "", "kind": "search", "entity": "", "query": question, "argument": question, "problem": ""}
-    return {"pending": pending, "documents": [d.to_dict() for d in search(ctx, question)]}
+    return {"pending": pending, **question_documents(state, runtime)}

@@ -11,13 +11,11 @@ raises: `paper` ends the chain there, as the official loop does, and `small` can
 from __future__ import annotations
 
 import json
-import operator
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.llm import call_llm, context_window, count_tokens, resolve_spec
@@ -37,6 +35,7 @@ from hoprag.prompts.search_o1 import (
     TASK_OPENQA,
     TASK_OPENQA_QWQ,
 )
+from hoprag.state import RunState
 
 MAX_SEARCH_LIMIT = 10  # run_search_o1.py for HotpotQA, 2Wiki, MuSiQue and Bamboogle (5 for NQ and TriviaQA)
 MAX_DOC_LEN = 3000  # characters around the snippet; a page without the snippet gives its first 2 * MAX_DOC_LEN
@@ -46,17 +45,12 @@ SPECIAL_TOKENS = (BEGIN_SEARCH_QUERY, END_SEARCH_QUERY, BEGIN_SEARCH_RESULT, END
 TOKEN_LIKE = re.compile(r"<\|?[^<>|\n]{0,40}?search[^<>|\n]{0,40}?\|?>", re.IGNORECASE)
 
 
-class SearchO1State(TypedDict, total=False):
-    question: str
+class SearchO1State(RunState, total=False):
     output: str  # the reasoning so far: every turn, with the search results appended (the official seq['output'])
     turns: int  # reasoner generations so far (MAX_TURN bounds them)
     searches: int  # searches run (MAX_SEARCH_LIMIT bounds them)
     executed: list[str]  # queries searched, for the official "You have searched this query" message
     pending: dict[str, Any]  # the turn in flight: its text, kind, query and problem
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
     answer_reply: str
 
 

@@ -13,13 +13,11 @@ default is an LLM reader that stands in for it (`searchain_reader="llm"`)."""
 from __future__ import annotations
 
 import functools
-import operator
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from typing_extensions import TypedDict
 
 from hoprag.answers import normalize_answer
 from hoprag.context import Context, context_of, given
@@ -37,6 +35,7 @@ from hoprag.prompts.searchain import (
     PASSAGE,
     UNANSWERABLE,
 )
+from hoprag.state import RunState
 
 MAX_ROUNDS = 5  # SearChain_w_IR.py: `while round_count < 5`
 DPR_READER = "facebook/dpr-reader-multiset-base"
@@ -45,17 +44,12 @@ LLM_CONFIDENT = 2.0  # the LLM reader's relevance for an answer it gives (0 for 
 READER_TOKENS = 32
 
 
-class SearChainState(TypedDict, total=False):
-    question: str
+class SearChainState(RunState, total=False):
     messages: list[dict[str, str]]  # the chat so far: the Chain-of-Query prompt, each chain, each feedback
     rounds: int  # LLM rounds so far (MAX_ROUNDS bounds them)
     chain: str  # the last round's Chain-of-Query
     seen: list[str]  # queries verified so far (the server's query_seen_list)
     feedback: str  # the last verification's feedback prompt; "" where the verification ended the chain
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
     answer_reply: str
 
 

@@ -11,18 +11,16 @@ output shows none of them."""
 from __future__ import annotations
 
 import math
-import operator
 import re
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.messages import AIMessage
-from typing_extensions import TypedDict
 
 from hoprag.context import Context, context_of, given
 from hoprag.errors import HopragError, NoLogprobsError
 from hoprag.llm import call_llm, resolve_spec, top_token_logprobs
-from hoprag.nodes.retrieve import search
 from hoprag.prompts.self_rag import SELF_RAG_NO_RETRIEVAL, SELF_RAG_PARAGRAPH, SELF_RAG_PROMPT
+from hoprag.state import RunState
 
 RETRIEVE_TOKENS = ("[Retrieval]", "[No Retrieval]")
 RELEVANCE_TOKENS = ("[Relevant]", "[Irrelevant]")
@@ -45,14 +43,9 @@ class NotSelfRagModelError(HopragError):
     """The generator is not a Self-RAG checkpoint, so the reflection tokens Self-RAG reads do not exist."""
 
 
-class SelfRagState(TypedDict, total=False):
-    question: str
+class SelfRagState(RunState, total=False):
     retrieve: bool  # the retrieve decision
     documents: list[dict[str, Any]]
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
 
 
 Positions = list[tuple[str, dict[str, float]]]  # per generated token: the token and its top log-probabilities
@@ -167,11 +160,6 @@ def decide(state: SelfRagState, runtime: Any = None) -> dict[str, Any]:
 
 def route_after_decide(state: SelfRagState, runtime: Any = None) -> str:
     return "retrieve" if state.get("retrieve") else "generate_without_retrieval"
-
-
-def self_rag_retrieve(state: SelfRagState, runtime: Any = None) -> dict[str, Any]:
-    ctx = context_of(runtime)
-    return {"documents": [d.to_dict() for d in search(ctx, state["question"])]}
 
 
 def generate_per_document(state: SelfRagState, runtime: Any = None) -> dict[str, Any]:

@@ -5,17 +5,14 @@ ranking of the summaries over every ordered pair, and the candidate with the hig
 from __future__ import annotations
 
 import itertools
-import operator
 import re
-from typing import Annotated, Any
-
-from typing_extensions import TypedDict
+from typing import Any
 
 from hoprag.context import context_of
 from hoprag.llm import call_llm
 from hoprag.nodes.generate import first_line
-from hoprag.nodes.retrieve import search
 from hoprag.prompts.sure import SURE_CANDIDATES, SURE_PASSAGE, SURE_RANK, SURE_SUMMARY, SURE_VERIFY
+from hoprag.state import RunState
 
 NO_CANDIDATES = "no candidates"  # a candidate reply without any "(a) ..." item
 NO_VERDICT = "no verdict"  # a validity reply with neither True nor False (scored 0, as FlashRAG does)
@@ -24,16 +21,11 @@ NO_PREFERENCE = "no preference"  # a ranking reply naming neither passage (score
 CANDIDATE_ITEM = re.compile(r"\((\w+)\)\s*([^()]+)")
 
 
-class SuReState(TypedDict, total=False):
-    question: str
+class SuReState(RunState, total=False):
     documents: list[dict[str, Any]]  # the top-k passages every step reads
     candidates: list[str]
     summaries: list[str]  # one per candidate, in order
     validity: list[int]  # 1 where the verifier said the summary supports its candidate
-    trajectory: Annotated[list[dict[str, Any]], operator.add]
-    calls: Annotated[list[dict[str, Any]], operator.add]
-    answer: str
-    finished_by: str
 
 
 def parse_candidates(reply: Any) -> list[str]:
@@ -64,12 +56,6 @@ def parse_preference(reply: Any) -> tuple[float, bool]:
 def passages_text(documents: list[dict[str, Any]]) -> str:
     """FlashRAG's format_ref: `Passage #i Title: ...` and `Passage #i Text: ...`, a blank line after each."""
     return "".join(SURE_PASSAGE.format(number=i, title=d["title"], text=d["text"]) for i, d in enumerate(documents, 1))
-
-
-def sure_retrieve(state: SuReState, runtime: Any = None) -> dict[str, Any]:
-    """One retrieval with the question (FlashRAG: top-5), read by every later step."""
-    ctx = context_of(runtime)
-    return {"documents": [d.to_dict() for d in search(ctx, state["question"])]}
 
 
 def sure_candidates(state: SuReState, runtime: Any = None) -> dict[str, Any]:

@@ -24,6 +24,8 @@ import numpy as np
 
 from hoprag.documents import Document
 from hoprag.errors import HopragError
+from hoprag.jsonfile import read_json as _read_json
+from hoprag.jsonfile import write_json as _write_json
 
 TABLE_FILES = ("offsets.npy", "title_hash.npy", "title_rows.npy", "table.json")
 CHUNK_LINES = 1_000_000
@@ -172,14 +174,3 @@ class OffsetCorpus:
         return [d for d in (self.document(r) for r in self.rows_with_title(title)) if d.title == title]
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data), encoding="utf-8")
-    tmp.replace(path)

@@ -46,6 +46,8 @@ from rich.text import Text  # noqa: E402
 
 from hoprag.documents import Document  # noqa: E402
 from hoprag.errors import ChromaServerError, HopragError, UnknownSpecError  # noqa: E402
+from hoprag.jsonfile import read_json as _read_json
+from hoprag.jsonfile import write_json as _write_json
 from hoprag.memory import fix_mmap_threshold, release_freed_memory  # noqa: E402
 from hoprag.paths import indexes_dir  # noqa: E402
 from hoprag.retrievers.embedders import DEFAULT_EMBEDDER, Embedder, make_embedder  # noqa: E402
@@ -144,18 +146,6 @@ def server_errors(url: str | None) -> Iterator[None]:
         raise
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    # Write-then-rename so an interrupted write never leaves half a manifest.
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
 
 
 def _now() -> str:
