@@ -35,13 +35,19 @@ DEMO_SOURCE = "wiki-offline"
 METHODS_HELP = (" | ".join(METHODS) + ". renact is ReAct + NotesWriting (the ReNAct paper's 'NotesWriting' rows); "
                 "the ReNAct paper's 'ReNAct' is renact-iterative.")
 LLM_OPTION = typer.Option(None, help="Model spec for every role, e.g. local:qwen2.5-coder-1.5b or openai:gpt-4o-mini.")
+REASONER_LLM_OPTION = typer.Option(None, help="Model spec of the reasoner (thoughts, actions, plans).")
+NOTES_LLM_OPTION = typer.Option(None, help="Model spec of the note writer.")
+SUMMARIZER_LLM_OPTION = typer.Option(None, help="Model spec of the ReSP summarizer.")
+GENERATOR_LLM_OPTION = typer.Option(None, help="Model spec of the final-answer generator.")
+ANSWERER_LLM_OPTION = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model.")
 RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25; $HOPRAG_RETRIEVER_URL when set) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages) | http(s)://HOST:PORT/retrieve (a FlashRAG / Search-R1 retrieval server) | py:MODULE:ATTR (a LangChain retriever) | a registered retriever or index name (docs/retrievers.md)")
 K_OPTION = typer.Option(None, help="Documents per search (preset: 5; ReaRAG 3).")
 MAX_STEPS_OPTION = typer.Option(None, help="Step cap: ReAct family T (preset: paper 25, small 6), ReaRAG's bound (15, small 8).")
 MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3) and FuRePA (T, preset: 6).")
 AUTO_PRESET = "auto"  # the default: the preset that fits the run's model
 PRESET_OPTION = typer.Option(AUTO_PRESET, help="auto: small for the embedded models (local:...), paper for every other model | "
-                             "paper: the paper's method, nothing added | small: adapted to small local models "
+                             "paper: the paper's method, nothing added | small: adapted to small local models | "
+                             "flashrag: FlashRAG's benchmark settings, for the methods it runs "
                              "(hoprag presets show lists what each sets).")
 TEMPERATURE_OPTION = typer.Option(None, help="Sampling temperature (preset: the paper's, e.g. 0.7 for ReNAct; small 0).")
 SEED_OPTION = typer.Option(0, help="Sampling seed.")
@@ -78,7 +84,7 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra:
 
     check_retriever_value(retriever)  # an unknown name or a py: path that does not import fails here, in one line
     if preset not in (AUTO_PRESET, *PRESET_NAMES):
-        raise HopragError(f"unknown preset '{preset}'; use auto, paper or small")
+        raise HopragError(f"unknown preset '{preset}'; use auto, {', '.join(PRESET_NAMES[:-1])} or {PRESET_NAMES[-1]}")
     if k is not None and k < 1:
         raise HopragError(f"--k must be at least 1, got {k}")
     for name in ("max_steps", "max_iterations"):
@@ -215,11 +221,11 @@ def ask(
     method: str = typer.Option("renact", help=METHODS_HELP),
     index: str = typer.Option(DEMO_INDEX, help="Index to retrieve from (the demo index is built on first use)."),
     llm: str = LLM_OPTION,
-    reasoner_llm: str = typer.Option(None, help="Model spec of the reasoner (thoughts, actions, plans)."),
-    notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
-    summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
-    generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
-    answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
+    reasoner_llm: str = REASONER_LLM_OPTION,
+    notes_llm: str = NOTES_LLM_OPTION,
+    summarizer_llm: str = SUMMARIZER_LLM_OPTION,
+    generator_llm: str = GENERATOR_LLM_OPTION,
+    answerer_llm: str = ANSWERER_LLM_OPTION,
     furepa_scorer: str = typer.Option(None, help="FuRePA: folder of a scorer from `hoprag furepa train-scorer`."),
     preset: str = PRESET_OPTION,
     temperature: float = TEMPERATURE_OPTION,
@@ -245,6 +251,7 @@ def ask(
                        llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm, summarizer_llm=summarizer_llm,
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
                        seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer, extra=option)
+    ctx.resolved(method)  # a preset without this method (flashrag has ten) fails here, in one line, before any work
     from hoprag.retrievers.registry import uses_index
 
     if uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever need none
@@ -426,16 +433,19 @@ def serve(port: int = typer.Option(2024, help="Port on 127.0.0.1."),
 
 @app.command("eval")
 def eval_cmd(
-    method: str = typer.Option(..., help=METHODS_HELP),
-    dataset: str = typer.Option(..., help="KIND:PATH, e.g. hotpotqa:hotpot_dev_distractor_v1.json, flashrag:FlashRAG_datasets/hotpotqa, jsonl:questions.jsonl (docs/evaluation.md)"),
-    out_dir: Path = typer.Option(..., "--out", help="Output folder: results.jsonl (one line per question) and summary.json."),
-    limit: int = typer.Option(None, help="Evaluate the first N questions."),
+    click_ctx: typer.Context,
+    method: str = typer.Option(None, help=f"Required (here or in --config). {METHODS_HELP}"),
+    dataset: str = typer.Option(None, help="Required (here or in --config). KIND:PATH, e.g. hotpotqa:hotpot_dev_distractor_v1.json, flashrag:FlashRAG_datasets/hotpotqa, jsonl:questions.jsonl (docs/evaluation.md)"),
+    out_dir: Path = typer.Option(None, "--out", help="Required (here or in --config). Output folder: results.jsonl (one line per question) and summary.json."),
+    limit: int = typer.Option(None, help="Evaluate the first N questions (with --questions: the first N of the range)."),
+    questions: str = typer.Option(None, help="The dataset's questions to evaluate, 1-based and inclusive: A-B (51-100), "
+                                  "A- (51 to the end) or N (one question)."),
     llm: str = LLM_OPTION,
-    reasoner_llm: str = typer.Option(None, help="Model spec of the reasoner."),
-    notes_llm: str = typer.Option(None, help="Model spec of the note writer."),
-    summarizer_llm: str = typer.Option(None, help="Model spec of the ReSP summarizer."),
-    generator_llm: str = typer.Option(None, help="Model spec of the final-answer generator."),
-    answerer_llm: str = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model."),
+    reasoner_llm: str = REASONER_LLM_OPTION,
+    notes_llm: str = NOTES_LLM_OPTION,
+    summarizer_llm: str = SUMMARIZER_LLM_OPTION,
+    generator_llm: str = GENERATOR_LLM_OPTION,
+    answerer_llm: str = ANSWERER_LLM_OPTION,
     furepa_scorer: str = typer.Option(None, help="FuRePA: folder of a scorer from `hoprag furepa train-scorer`."),
     index: str = typer.Option("auto", help="Index name, or auto: the closed corpus of the dataset file."),
     retriever: str = RETRIEVER_OPTION,
@@ -454,13 +464,37 @@ def eval_cmd(
     chroma_url: str = CHROMA_URL_OPTION,
     split: str = typer.Option(None, help="flashrag:DIR datasets: the split file (train, dev, test; default dev where "
                               "the folder has it, else test)."),
+    config: Path = typer.Option(None, "--config", help="A TOML file of these flags (keys with underscores, Context "
+                                "options in an [option] table), or a finished run's summary.json to run it again; "
+                                "flags given here win (docs/evaluation.md)."),
 ) -> None:
     """Evaluate a method on a dataset; a rerun resumes where the last one stopped."""
+    given = {name: value for name, value in locals().items() if name not in ("click_ctx", "config")}
+    if config is not None:
+        from hoprag.eval.config import apply_config_file
+
+        given = apply_config_file(config, click_ctx, given)
+    _eval(**given)
+
+
+def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limit: int | None, questions: str | None,
+          llm: str | None, reasoner_llm: str | None, notes_llm: str | None, summarizer_llm: str | None,
+          generator_llm: str | None, answerer_llm: str | None, furepa_scorer: str | None, index: str,
+          retriever: str, k: int | None, max_steps: int | None, max_iterations: int | None, preset: str,
+          temperature: float | None, seed: int, reproducible: bool, option: list[str] | None, seeds: int,
+          concurrency: int, judge: str | None, llm_cache: bool, chroma_url: str | None, split: str | None) -> None:
+    """`hoprag eval` with its flags (and --config file) read."""
     from hoprag.eval.datasets import resolve_dataset_spec
-    from hoprag.eval.runner import auto_index, machines_warning, run_eval, run_eval_seeds
+    from hoprag.eval.runner import auto_index, machines_warning, parse_questions, run_eval, run_eval_seeds
     from hoprag.graphs import load_method
     from hoprag.retrievers.registry import uses_index
 
+    for name, value in (("method", method), ("dataset", dataset), ("out", out_dir)):
+        if value is None:  # the flags click required before --config could give them
+            raise HopragError(f"Missing option '--{name}'. (see: hoprag eval --help)")
+    assert method is not None and dataset is not None and out_dir is not None
+    if questions is not None:
+        parse_questions(questions)  # a bad range fails before any work
     use_chroma_server(chroma_url)
     load_method(method)  # an unknown method fails before any index is built
     if concurrency < 1:
@@ -484,7 +518,7 @@ def eval_cmd(
     else:
         index_name = index
         ensure_index(index_name)
-    options = {"limit": limit, "concurrency": concurrency, "judge_spec": judge}
+    options = {"limit": limit, "questions": questions, "concurrency": concurrency, "judge_spec": judge}
     if seeds > 1:
         summary = run_eval_seeds(method, dataset, out_dir, ctx.with_options(index=index_name), seeds, **options)
         if warning := machines_warning(summary["config"]):  # seeds resumed on another machine
@@ -574,9 +608,9 @@ def report(
 
 @presets_app.command("show")
 def presets_show(
-    preset: str = typer.Option(None, help="paper | small (default: both)."),
-    method: str = typer.Option(None, help=f"One method's options, its own values marked * (default: the options every "
-                               f"method shares, then each method's own): {METHODS_HELP}"),
+    preset: str = typer.Option(None, help="paper | small | flashrag (default: all)."),
+    method: str = typer.Option(None, help=f"Only the options one method reads, its own values marked * (default: the "
+                               f"options every method shares, then each method's own): {METHODS_HELP}"),
 ) -> None:
     """Print every option a preset sets, its value and a one-sentence reason."""
     from hoprag.graphs import METHODS
@@ -593,23 +627,81 @@ def presets_show(
 
 @app.command()
 def reproduce(
-    table_id: str = typer.Argument(None, metavar="TABLE",
-                                   help="A table id from --list; running one is not implemented yet."),
+    table_id: str = typer.Argument(None, metavar="TABLE", help="A table id from --list: run its missing cells, then "
+                                   "print it beside the paper's numbers."),
     list_tables: bool = typer.Option(False, "--list", help="List the papers' tables: paper, metrics, datasets, rows."),
+    out_dir: Path = typer.Option(None, "--out", help="Folder of the runs (DATASET/METHOD-PRESET, resumed by a rerun) "
+                                 "and of TABLE.md and TABLE.html (default: runs/reproduce/TABLE)."),
+    data: Path = typer.Option(None, help="A data folder laid out as FlashRAG's dataset collection or as hoprag's "
+                              "evaluation data, see docs/evaluation.md (default: $HOPRAG_DATA)."),
+    datasets: str = typer.Option(None, help="Comma-separated dataset ids of the table, e.g. hotpotqa,2wiki (default: all)."),
+    methods: str = typer.Option(None, help="Comma-separated hoprag methods of the table's rows, e.g. resp,ircot (default: all)."),
+    preset: str = typer.Option(None, help="Run every row with this preset (auto | paper | small | flashrag); default: "
+                               "each row's own, as the table names it."),
+    limit: int = typer.Option(None, help="Questions per dataset (default: the paper's count, else FlashRAG's first "
+                              "1000; at most what the file holds)."),
+    llm: str = LLM_OPTION,
+    reasoner_llm: str = REASONER_LLM_OPTION,
+    notes_llm: str = NOTES_LLM_OPTION,
+    summarizer_llm: str = SUMMARIZER_LLM_OPTION,
+    generator_llm: str = GENERATOR_LLM_OPTION,
+    answerer_llm: str = ANSWERER_LLM_OPTION,
+    index: str = typer.Option("auto", help="Index name (e.g. FlashRAG's wiki18, registered with hoprag index add), "
+                              "or auto: each dataset file's closed corpus."),
+    retriever: str = RETRIEVER_OPTION,
+    concurrency: int = typer.Option(1, help="Questions run at once."),
+    judge: str = typer.Option(None, help="Model spec of the LLM judge, for the tables' judge-accuracy columns."),
+    llm_cache: bool = typer.Option(True, "--llm-cache/--no-llm-cache", help="Serve repeated LLM calls from the on-disk cache."),
+    table_only: bool = typer.Option(False, "--table-only", help="Only render the table from the runs already in --out."),
 ) -> None:
-    """The seed papers' main tables, to re-measure on your own model and index (docs/reproduce.md)."""
+    """The seed papers' main tables, re-measured on your own model and index (docs/reproduce.md)."""
     from hoprag.reproduce.tables import list_rows, load_table
 
     if list_tables or table_id is None:
         for row in list_rows():
             runnable = ", ".join([f"{row['runnable']} runnable now"] + [f"{row[key]} {label}" for key, label in (
-                ("planned", "being built"), ("not_implementable", "not implementable")) if row[key]])
+                ("unknown", "unknown"), ("not_implementable", "not implementable")) if row[key]])
             out.print(f"{row['id']} | {row['paper']} | {row['metrics']} | {row['datasets']} | {row['rows']} rows "
                       f"({runnable})", markup=False, highlight=False)
         return
-    load_table(table_id)  # an unknown id gets its own line, listing the known ones
-    raise HopragError(f"running a table is not implemented yet; hoprag eval measures one row of {table_id} at a time "
-                      f"(its rows, methods and presets: hoprag/reproduce/tables/{table_id}.json)")
+    from hoprag.reproduce.render import markdown, render, write_pages
+    from hoprag.reproduce.run import (
+        DEFAULT_OUT,
+        check_preset,
+        check_selection,
+        data_folder,
+        reproduce_table,
+        skipped_rows,
+    )
+    from hoprag.retrievers.registry import uses_index
+
+    table = load_table(table_id)  # an unknown id gets its own line, listing the known ones
+    check_selection(table, datasets, methods)
+    if concurrency < 1:
+        raise HopragError(f"--concurrency must be at least 1, got {concurrency}")
+    out_dir = out_dir or DEFAULT_OUT / table_id
+    if out_dir.exists() and not out_dir.is_dir():
+        raise HopragError(f"--out {out_dir} is a file; give a folder (new, or one of an earlier run to resume)")
+    ctx = make_context(retriever=retriever, k=None, llm=llm, reasoner_llm=reasoner_llm, notes_llm=notes_llm,
+                       summarizer_llm=summarizer_llm, generator_llm=generator_llm, answerer_llm=answerer_llm,
+                       llm_cache=llm_cache)  # each row's preset is set per run
+    forced = check_preset(preset, ctx)
+    failed: list[str] = []
+    if table_only:
+        notes = skipped_rows(table, list(table.rows), forced)
+    else:
+        if index != "auto" and uses_index(ctx.retriever, index):
+            ensure_index(index)
+        outcome = reproduce_table(table, ctx, out_dir, data=data_folder(data), index=index, limit=limit,
+                                  datasets=datasets, methods=methods, preset=forced, concurrency=concurrency,
+                                  judge_spec=judge, say=lambda line: console.print(line, markup=False, highlight=False))
+        notes, failed = outcome.skipped + outcome.failed, outcome.failed
+    page = render(table, out_dir, preset=forced, notes=notes)
+    out.print(markdown(page), markup=False, highlight=False)
+    written = write_pages(table, page, out_dir)
+    console.print(f"wrote {written[0]} and {written[1]}", markup=False, highlight=False)
+    if failed:  # the table is written all the same; a rerun retries the failed runs
+        raise HopragError(f"{len(failed)} run(s) stopped with an error (listed above); rerun to retry them")
 
 
 @app.command("merge-seeds")

@@ -45,11 +45,12 @@ class Context:
     judge_llm: str | None = _describe(
         None, "Model spec of the evaluation judge (hoprag eval --judge); no method calls it."
     )
-    preset: Literal["paper", "small"] = _describe(
+    preset: Literal["paper", "small", "flashrag"] = _describe(
         "paper",
         "paper: the paper's prompts, parameters and control flow, nothing added. small: the adaptations for "
-        "small local models, each a named option below that you can set back. Options left empty come "
-        "from the preset.",
+        "small local models, each a named option below that you can set back. flashrag: the methods FlashRAG's "
+        "benchmark runs (rag, ircot, flare, iter-retgen, self-ask, sure, recomp, replug, self-rag, rearag) with "
+        "FlashRAG's settings, no adaptation on. Options left empty come from the preset.",
     )
     index: str = _describe("demo", "Name of the hoprag index to retrieve from (see `hoprag index list`).")
     retriever: str = _describe(
@@ -87,6 +88,18 @@ class Context:
     ircot_reader: bool | None = _describe(
         None, "IRCoT: answer with a separate reader call over the collected paragraphs (IRCoT QA), not the chain's <answer>."
     )
+    rag_prompt: Literal["single", "flashrag"] | None = _describe(
+        None, "Standard RAG's prompt. single (empty): FlashRAG's standard prompt text as one user message, documents "
+        "'Doc i (Title: t) text', up to 48 output tokens, the answer the reply's first line. flashrag: as FlashRAG's "
+        "code sends it: its system prompt verbatim (with the documents 'Doc i(Title: t) text'), the user prompt "
+        "'Question: ...', max_tokens output tokens, the answer the whole reply.",
+    )
+    ircot_style: Literal["figure4", "flashrag"] | None = _describe(
+        None, "IRCoT: which IRCoT runs. figure4 (empty): the NotesWriting paper's Figure 4 few-shot prompt with <s> steps "
+        "and an <answer>. flashrag: FlashRAG's IRCOTPipeline: its one-shot 2WikiMultihopQA prompt, one thought per call "
+        "stopped at its first period or newline, every retrieved paragraph kept, the chain ended by a thought with "
+        "'So the answer is:' or after max_sentences thoughts, the answer the text after that phrase (else every thought).",
+    )
     flare_theta: float | None = _describe(None, "FLARE: retrieve when any token of the look-ahead sentence has probability below this (0.8).")
     flare_beta: float | None = _describe(None, "FLARE: the query is the look-ahead sentence without tokens below this probability (0.4).")
     notes_accumulate: bool | None = _describe(
@@ -110,13 +123,6 @@ class Context:
     rearag_lenient_actions: bool | None = _describe(
         None, "ReaRAG, small: also read `Action N: search {\"query\": ...}`, a bare parameters object, a keyword call (`search(query=\"...\")`) and a value with a stray quote as a call."
     )
-    rearag_prose_actions: bool | None = _describe(
-        None, "ReaRAG: an action written as a sentence ('Action 2: Search for the Tamworth manifesto.') is a "
-        "search for its words after 'search for'. Off in both presets."
-    )
-    refuse_repeated_queries: bool | None = _describe(
-        None, "ReAct family and ReaRAG: a search that repeats an earlier one is not run; its observation says so. Off in both presets."
-    )
     grounded_notes: bool | None = _describe(
         None, "NotesWriting, small: drop a YES note unless half of its content words occur in the page it was written from."
     )
@@ -132,11 +138,6 @@ class Context:
     resample_repeated_queries: int | None = _describe(
         None, "ReAct family and ReaRAG, small: a search that repeats an earlier one is sampled again (temperature 0.7, a new "
         "seed) up to this many times, to leave a greedy loop; a repeat left after that runs (0: off).",
-    )
-    search_question_first: bool | None = _describe(
-        None, "ReAct family and ReaRAG: the first step searches the question itself, as IRCoT, FLARE and ReSP begin, with "
-        "no reasoner call, written as the reasoner's own first turn; the reasoner starts from that observation. Off in both "
-        "presets.",
     )
     search_entity_and_query: bool | None = _describe(
         None, "ReAct family, small: a search[entity; query] retrieves with the entity and the query joined ('entity "
@@ -179,11 +180,6 @@ class Context:
         None, "ReaRAG, small: at the step bound without `finish`, ask the reasoner once for it, else answer with the "
         "last observation. paper: off, the chain ends without an answer (ended by 'cap_no_answer', empty answer), "
         "as the official code does.",
-    )
-    ircot_min_sentences: int | None = _describe(
-        None, "IRCoT (and IRCoT + notes): the first this many steps must write a reasoning sentence, which becomes the "
-        "next retrieval query: the step's prompt ends with an opened <s>, and an <answer> written with the sentence "
-        "waits for a later step. 0 (both presets): the paper's loop.",
     )
     constrained_actions: bool | None = _describe(
         None, "ReAct family, ReaRAG and FuRePA: the reasoner's turn is generated under a llama.cpp grammar (GBNF), so it "
@@ -347,12 +343,6 @@ class Context:
         None,
         "ReSP local-pathway summarizer input: 'memory' (Table 4: the combined memory queues, which hold this "
         "round's global evidence) or 'documents' (§3.1: the retrieved documents too).",
-    )
-    resp_reader: bool | None = _describe(
-        None,
-        "ReSP: the generator also reads the passages retrieved over the iterations (the question's own first), "
-        "before the memory queues, so the answer does not rest on the summarizer's global evidence alone. Off in both "
-        "presets.",
     )
     context_window: int | None = _describe(
         None, "Prompt budget in tokens; defaults to the model's own window (local n_ctx, or 32768)."

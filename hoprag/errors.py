@@ -17,11 +17,17 @@ class ContextOverflowError(HopragError):
     """A prompt that cannot be shortened enough to fit the model's context window."""
 
 
-class NoLogprobsError(HopragError):
+class RunUnavailableError(HopragError):
+    """Something every question of a run needs is missing (model weights, log-probabilities, a model of the right
+    kind, the retrieval backend): `hoprag eval` stops at once with the message (a rerun resumes) instead of recording
+    every question as failed, and `hoprag reproduce` skips the run with it."""
+
+
+class NoLogprobsError(RunUnavailableError):
     """A method that gates on token confidence (FLARE) got a reply without log-probabilities."""
 
 
-class RetrievalUnavailableError(HopragError):
+class RetrievalUnavailableError(RunUnavailableError):
     """The retrieval backend every question needs cannot be reached or answers garbage: `hoprag eval` stops (a rerun
     resumes) instead of recording every later question as failed."""
 

@@ -4,6 +4,8 @@
 - `small`: the adaptations that make the methods work on small local models. Each adaptation is a
   named Context option, so `--preset small` with one option set back (for example
   `concise_answer=False`) turns that one adaptation off.
+- `flashrag`: FlashRAG's benchmark settings for the ten methods its table shares with hoprag, no adaptation on;
+  another method asked for under it is an error (PARTIAL_PRESETS).
 
 An option the caller sets explicitly always wins over the preset: preset options are the ones the
 Context leaves as None. docs/presets.md lists every preset option with its reason (generated from REASONS).
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-PRESET_NAMES = ("paper", "small")
+PRESET_NAMES = ("paper", "small", "flashrag")
 
 # The adaptations for small models, all off in `paper`. Keys are Context fields.
 ADAPTATIONS_OFF: dict[str, Any] = {
@@ -26,8 +28,6 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "closed_step_tags": False,
     "rearag_invalid_feedback": False,
     "rearag_lenient_actions": False,
-    "rearag_prose_actions": False,
-    "refuse_repeated_queries": False,
     "grounded_notes": False,
     "rearag_concise_long_only": False,
     "partial_notes": False,
@@ -37,13 +37,10 @@ ADAPTATIONS_OFF: dict[str, Any] = {
     "rearag_shared_concise": False,
     "rearag_finish_on_repeat": False,
     "rearag_forced_finish": False,
-    "ircot_min_sentences": 0,
     "constrained_actions": False,
-    "search_question_first": False,
     "search_entity_and_query": False,
     "rearag_greedy_answers": False,
     "truncated_sampling": False,
-    "resp_reader": False,
     "answer_choices": False,
     "plain_synthesis": False,
     "search_o1_invalid_feedback": False,
@@ -74,13 +71,6 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: also read `Action 1: search {"query": ...}`, the call shape the 1.5B model writes in 88% of steps, keyword
     # calls and a value with a stray quote ('Chiang Kai-shek's son'): MuSiQue invalid outputs 24.9% -> 15.9%.
     "rearag_lenient_actions": True,
-    # ReaRAG: an action written as a sentence is a search for its rest. Off in `small` too: on 50 MuSiQue questions
-    # invalid outputs went 15.9% -> 10.1% but F1 15.88 -> 12.03, the vague queries ending runs in repeats and the cap.
-    "rearag_prose_actions": False,
-    # ReAct family and ReaRAG: a search repeating an earlier one is not run; its observation says so. Off in
-    # `small` too: the greedy 1.5B reasoner asked the refused query again and again, and ReNAct small scored
-    # F1 10 with it (and grounded_notes) against 30 without on 10 questions.
-    "refuse_repeated_queries": False,
     # NotesWriting: a YES note less than half of whose content words occur in the page is dropped (the 1.5B
     # writer copies the previous notes into pages that do not contain them).
     "grounded_notes": True,
@@ -110,18 +100,10 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # ReaRAG: at the step bound without `finish`, ask for it once, else answer with the last observation; the official
     # `run()` returns no answer there (`paper`).
     "rearag_forced_finish": True,
-    # IRCoT: the first step must write a sentence (its prompt ends with an opened <s>), to retrieve with before it
-    # answers. Off in `small` too: the 1.5B model closed the opened <s> at once (30 of 60 questions) or wrote a plan
-    # ("To determine ..., I'll follow these steps"), and F1 went 59.1 -> 52.4 on HotpotQA-hard, 22.5 -> 23.4 on
-    # MuSiQue, at 1.7x the reasoner input tokens.
-    "ircot_min_sentences": 0,
     # ReAct family, ReaRAG and FuRePA: the reasoner's turn under a llama.cpp grammar, so every action parses (issue 13
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
     # the constrained model finishing after one search in 16 of 30 questions.
     "constrained_actions": False,
-    # ReAct family and ReaRAG: the first step searches the question itself, without a reasoner call. Off: on 30
-    # HotpotQA-hard questions ReNAct F1 49.5 -> 43.5 and ReaRAG 49.4 -> 31.6, though retrieval recall rose.
-    "search_question_first": False,
     # ReAct family: retrieve with "entity query" joined and write notes for "entity; query", as every measured `small`
     # run did; `paper` retrieves with the entity and writes notes for the query (003, Step 2 and Algorithm 1).
     "search_entity_and_query": True,
@@ -160,8 +142,8 @@ ADAPTATIONS_ON: dict[str, Any] = {
     "infogent_lenient_json": True,
 }
 
-# Per method: the paper's parameters (sources on each method's page in docs/methods). Methods not listed here
-# take only the shared part of the preset.
+# Per method: the paper's parameters (sources on each method's page in docs/methods; each value's reason in
+# METHOD_REASONS below). Methods not listed here take only the shared part of the preset.
 # IRCoT's and FLARE's own settings, the same in both presets (reference/methods.md). Both original codes end
 # generation at a step that generates nothing (IRCoT's exit controller on an empty sentence, FLARE's loop on an
 # empty completion): `stop_on_empty_step`.
@@ -208,15 +190,8 @@ _PAPER: dict[str, dict[str, Any]] = {
     "react": _REACT_FAMILY_PAPER,
     "react-bm25": _REACT_FAMILY_PAPER,
     "cot": {"temperature": 0.7},  # the NotesWriting/ReNAct papers' CoT baseline, same sampling
-    # ReSP §4.1: top-5, at most 3 iterations, output at most 200 tokens; no temperature is given and the
-    # experiments ran in FlashRAG, whose default generation is greedy.
     "resp": {"temperature": 0.0, "max_iterations": 3, "k": 5, "max_tokens": 200, "resp_local_input": "memory"},
     "rag": {"temperature": 0.0, "k": 5},  # FlashRAG's standard RAG (the ReSP paper's baseline), greedy
-    # IRCoT and FLARE as the NotesWriting paper runs them (temperature 0.7, §4.2) with the original code's
-    # settings (reference/methods.md): IRCoT 15 paragraphs of at most 350 words, 10 sentences, no reader;
-    # FLARE θ = 0.8, β = 0.4.
-    # ReaRAG's official code: reasoner temperature 1.0 and top_p 0.85, 1024 tokens, 15 steps,
-    # top-3 passages, 20 invalid-step retries, the RAG-engine prompt of its released training data.
     "rearag": {"temperature": 1.0, "top_p": 0.85, "max_tokens": 1024, "max_steps": 15, "k": 3, "rearag_engine_prompt": "comparison",
                "rearag_invalid_retries": 20},
     # FuRePA §4.1: n = 5, theta = 0.6, DBSCAN eps 2, T = 6. The paper lists tp0 0.2/1.0 and dtp 0.8/0.5 without
@@ -232,9 +207,7 @@ _PAPER: dict[str, dict[str, Any]] = {
     "searchain": _SEARCHAIN_PAPER,
     "infogent": _INFOGENT_PAPER,
     "chatcot": _CHATCOT,
-    # FlashRAG's IterativePipeline as its benchmark ran it (ReSP's Table 1 row): iter_num 3, greedy, top-5, 32 output tokens.
     "iter-retgen": _ITER_RETGEN,
-    # FlashRAG's SelfAskPipeline with Ret-Robust's setting: 5 rounds, 100 output tokens, greedy, top-5.
     "self-ask": _SELF_ASK,
     "replug": _REPLUG,
     "self-rag": _SELF_RAG,
@@ -248,20 +221,16 @@ _SMALL_COMMON = {**_COT_SETTINGS, "temperature": 0.0, "max_steps": 6, "max_token
 # the 1.5B model writes <answer> at its first step (27 of 30 HotpotQA-hard questions), and without the reader it
 # scored 25 F1 where standard RAG, reading the same five passages, scored 60.
 _IRCOT_SMALL = {"ircot_reader": True}
-_SMALL: dict[str, dict[str, Any]] = {
-    # Two raises within the iteration, then the answer is forced (a filter that stays empty ends the run early).
+_SMALL: dict[str, dict[str, Any]] = {  # each value's reason in METHOD_REASONS["small"]
     "furepa": _FUREPA | {"furepa_tp0": 0.2, "furepa_dtp": 0.8, "furepa_raise_cap": 2},
     # ReaRAG: 5 invalid-step retries, not 20: in 30 HotpotQA-hard questions no chain that recovered needed more than 2,
     # and the two that spent 20 never recovered (a loop of "(Alternative Title)"), a quarter of the run's time.
     "rearag": {"k": 3, "max_steps": 8, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 5},
     "ircot": _IRCOT_SMALL,
     "ircot-notes": _IRCOT_SMALL,
-    # Search-o1: five documents and 1024 output tokens a generation, so the reasoning and Reason-in-Documents fit an 8K
-    # window; the official turn and search limits.
+    # Search-o1: sized for an 8K window; the official turn and search limits.
     "search-o1": {"k": 5, "max_tokens": 1024, "max_steps": 15, "search_o1_max_searches": 10},
     "searchain": {"k": 1, "max_tokens": 512, "max_iterations": 5, "searchain_reader": "llm"},
-    # Infogent: five pages read (each a search and an extract, so 10 Navigator replies), and an aggregated list of at
-    # most 5 (the official code's declared num_to_aggregate), so its prompts fit a small model's window.
     "infogent": {"k": 5, "max_tokens": 512, "max_steps": 10, "infogent_iterations": 5, "infogent_max_aggregated": 5},
     "chatcot": _CHATCOT,
     "iter-retgen": _ITER_RETGEN,
@@ -271,15 +240,51 @@ _SMALL: dict[str, dict[str, Any]] = {
     "recomp": _RECOMP | {"recomp_compressor": "llm"},
     "sure": _SURE,
 }
+# `flashrag`: the methods of FlashRAG's benchmark table as FlashRAG runs them (docs/original_docs/baseline_details.md
+# "Global Setting": greedy, top-5, at most 32 output tokens; examples/methods/run_exp.py; flashrag/pipeline/), no
+# adaptation on. Only these methods have it: another method asked for under it is refused.
+_FLASHRAG_COMMON = {"temperature": 0.0, "k": 5, "max_tokens": 32, **ADAPTATIONS_OFF}
+_FLASHRAG: dict[str, dict[str, Any]] = {
+    # SequentialPipeline with PromptTemplate's default (base_system_prompt / base_user_prompt).
+    "rag": {"rag_prompt": "flashrag"},
+    # IRCOTPipeline: its own prompt and loop; max_iter 2 (baseline_details.md "IRCoT"; run_exp.py passes 5 since
+    # 67fd74f, after the benchmark table), one thought per iteration; no reader, an empty thought does not end the chain.
+    "ircot": {"ircot_style": "flashrag", "max_sentences": 2, "ircot_reader": False, "stop_on_empty_step": False},
+    # FLAREPipeline's defaults (run_exp.py `flare` passes none): threshold 0.2 both to retrieve and to mask the query,
+    # max_iter_num 5 rounds; its 64 look-ahead tokens and 256-token budget are the flare graph's own.
+    "flare": {"flare_theta": 0.2, "flare_beta": 0.2, "max_sentences": 5, "stop_on_empty_step": True},
+    # The `paper` values already follow FlashRAG's runs of these (the comments on the shared dicts above).
+    "iter-retgen": _ITER_RETGEN,
+    "self-ask": _SELF_ASK,
+    "sure": _SURE,
+    "recomp": _PAPER["recomp"],
+    "replug": _REPLUG,
+    "self-rag": _SELF_RAG,
+    # ReaRAGPipeline (flashrag/pipeline/reasoning_pipeline.py) as run_exp.py `rearag` runs it: both models greedy
+    # (temperature 0), 1024 output tokens, max_iter_num 15, FlashRAG's top-5, the RAG-engine prompt with "comparison".
+    # An invalid step restarts its chain from the question, which greedy decoding writes again to the bound: no
+    # answer, as no retry gives at once.
+    "rearag": {"max_tokens": 1024, "max_steps": 15, "rearag_engine_prompt": "comparison", "rearag_invalid_retries": 0,
+               "rearag_greedy_answers": True},
+}
 
 PRESETS: dict[str, tuple[dict[str, Any], dict[str, dict[str, Any]]]] = {
     "paper": ({**_COT_SETTINGS, "temperature": 0.7, "max_steps": 25, "max_tokens": 256, "max_iterations": 3, "k": 5, "resp_local_input": "memory",
                **ADAPTATIONS_OFF}, _PAPER),
     "small": ({**_SMALL_COMMON, **ADAPTATIONS_ON}, _SMALL),
+    "flashrag": (_FLASHRAG_COMMON, _FLASHRAG),
 }
+# Presets that hold only the methods they list: running another method under one is an error, not the shared part.
+PARTIAL_PRESETS = frozenset({"flashrag"})
 
 # Method names that share another method's preset (the name only picks an option such as notes_mode).
 PRESET_METHOD = {"renact-iterative": "renact", "furepa-no-pa": "furepa"}
+
+
+def preset_has(preset: str, method: str | None) -> bool:
+    """Whether `preset` runs `method` (None: the shared part, which every preset has)."""
+    method = PRESET_METHOD.get(method or "", method or "")
+    return not method or preset not in PARTIAL_PRESETS or method in PRESETS[preset][1]
 
 
 def preset_options(preset: str, method: str | None) -> dict[str, Any]:
@@ -289,6 +294,10 @@ def preset_options(preset: str, method: str | None) -> dict[str, Any]:
 
         raise UnknownSpecError(f"unknown preset '{preset}'; use one of: {', '.join(PRESET_NAMES)}")
     common, per_method = PRESETS[preset]
+    if not preset_has(preset, method):
+        from hoprag.errors import UnknownSpecError
+
+        raise UnknownSpecError(f"preset {preset} has no setting for method '{method}'; it has: {', '.join(per_method)}")
     method = PRESET_METHOD.get(method or "", method or "")
     return {**common, **per_method.get(method, {})}
 
@@ -296,7 +305,7 @@ def preset_options(preset: str, method: str | None) -> dict[str, Any]:
 _REACT = {"renact", "renact-iterative", "react", "react-bm25"}
 _NOTES = {"renact", "renact-iterative", "ircot-notes", "flare-notes"}
 _COT = {"ircot", "ircot-notes", "flare", "flare-notes"}
-# Which methods each adaptation changes (for the one-line description only; the options are shared).
+# Which methods each adaptation changes (`hoprag ask`'s preset line, `hoprag presets show --method`).
 ADAPTATION_METHODS = {
     "concise_answer": _REACT | _COT | {"recomp", "furepa", "furepa-no-pa", "iter-retgen", "self-ask", "search-o1", "searchain", "infogent",
                                        "chatcot", "sure", "long-context"},
@@ -304,13 +313,10 @@ ADAPTATION_METHODS = {
     "lenient_notes": _NOTES,
     "note_stop_sequences": _NOTES,
     "resp_on_repeat": {"resp"},
-    "resp_reader": {"resp"},
     "notes_accumulate": {"ircot-notes", "flare-notes"},
     "closed_step_tags": _COT,
     "rearag_invalid_feedback": {"rearag"},
     "rearag_lenient_actions": {"rearag"},
-    "rearag_prose_actions": {"rearag"},
-    "refuse_repeated_queries": _REACT | {"rearag"},
     "grounded_notes": _NOTES,
     "rearag_concise_long_only": {"rearag"},
     "partial_notes": _NOTES,
@@ -320,9 +326,7 @@ ADAPTATION_METHODS = {
     "rearag_shared_concise": {"rearag"},
     "rearag_finish_on_repeat": {"rearag"},
     "rearag_forced_finish": {"rearag"},
-    "ircot_min_sentences": {"ircot", "ircot-notes"},
     "constrained_actions": _REACT | {"rearag", "furepa", "furepa-no-pa"},
-    "search_question_first": _REACT | {"rearag"},
     "search_entity_and_query": _REACT,
     "rearag_greedy_answers": {"rearag"},
     "truncated_sampling": _REACT | {"rearag", "furepa", "furepa-no-pa"},  # the methods whose `small` runs sample
@@ -336,6 +340,28 @@ ADAPTATION_METHODS = {
     "answer_choices": _REACT | _COT | {"recomp", "furepa", "furepa-no-pa", "rearag", "resp", "rag", "cot", "iter-retgen", "self-ask", "search-o1", "searchain", "infogent",
                        "chatcot", "sure", "long-context"},
 }
+# Which methods read each shared option that is not an adaptation and not read by every method, from where their code
+# reads it (nodes/cot.py, ircot.py, flare.py, reasoner.py, ...). Options in neither table are read by every method
+# (temperature, top_p, max_tokens, seed: every LLM call), except as SHARED_OPTION_UNREAD_BY says.
+SHARED_OPTION_METHODS: dict[str, set[str]] = {
+    "max_sentences": _COT,
+    "max_paragraphs": {"ircot", "ircot-notes"},  # with notes, the reader falls back on the collected paragraphs
+    "paragraph_words": {"ircot", "flare"},  # the prompt's paragraphs; with notes it shows the notes instead
+    "ircot_reader": {"ircot", "ircot-notes"},
+    "flare_theta": {"flare", "flare-notes"},
+    "flare_beta": {"flare", "flare-notes"},
+    "stop_on_empty_step": _COT,
+    "max_steps": _REACT | {"rearag", "search-o1", "infogent"},
+    "max_iterations": {"resp", "furepa", "furepa-no-pa", "searchain", "chatcot"},
+    "resp_local_input": {"resp"},
+}
+SHARED_OPTION_UNREAD_BY: dict[str, set[str]] = {"k": {"cot"}}  # closed-book CoT never retrieves
+
+
+def reads_option(method: str, option: str) -> bool:
+    """Whether `method`'s code reads the shared option `option` (`hoprag presets show --method` lists only those)."""
+    readers = SHARED_OPTION_METHODS.get(option, ADAPTATION_METHODS.get(option))
+    return (readers is None or method in readers) and method not in SHARED_OPTION_UNREAD_BY.get(option, set())
 
 
 def describe_preset(preset: str, method: str, ctx: Any = None) -> str:
@@ -346,8 +372,8 @@ def describe_preset(preset: str, method: str, ctx: Any = None) -> str:
         resolved = ctx.resolved(method)
         options = {k: getattr(resolved, k) for k in options}
     own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
-    caps = {"max_steps": _REACT | {"rearag", "search-o1", "infogent"}, "max_iterations": {"resp", "furepa", "furepa-no-pa", "searchain"}, "max_sentences": _COT}
-    shown = {k: options[k] for k in ("temperature", "k", *caps) if k in options and method in caps.get(k, {method})}
+    shown = {k: options[k] for k in ("temperature", "k", "max_steps", "max_iterations", "max_sentences")
+             if k in options and reads_option(method, k)}
     # The values this run has (an option the caller set wins over the method's preset value), and max_tokens wherever
     # it is not the preset's shared value: set by the method (ReSP 200, ReaRAG 1024) or by the caller.
     own = {k: options.get(k, v) for k, v in own.items()}
@@ -404,10 +430,6 @@ REASONS: dict[str, dict[str, str]] = {
                                    "does not repeat the same mistake.",
         "rearag_lenient_actions": "The action shapes small models write (`Action 1: search {...}`, keyword calls, "
                                   "a stray quote) are read as the call they mean.",
-        "rearag_prose_actions": "Off in both presets: the vague queries read from sentences led small models into "
-                                "repeats and the step bound.",
-        "refuse_repeated_queries": "Off in both presets: a greedy small reasoner asks a refused query again and "
-                                   "again.",
         "grounded_notes": "Small note writers copy earlier notes into pages that do not hold them; such a note is "
                           "dropped.",
         "rearag_concise_long_only": "The official concise-answer prompt turns short right answers into 'Yes', so "
@@ -426,19 +448,13 @@ REASONS: dict[str, dict[str, str]] = {
                                    "the chain with the forced finish.",
         "rearag_forced_finish": "A chain at the step bound still gets an answer: one call asks for `finish`, else the "
                                 "last observation answers.",
-        "ircot_min_sentences": "Off in both presets: small models closed the opened <s> at once or wrote a plan, "
-                               "at more tokens and no gain.",
         "constrained_actions": "Off in both presets, but a feature for users: every action parses, though small "
                                "models then finished too early.",
-        "search_question_first": "Off in both presets: searching the question first raised retrieval recall but "
-                                 "lowered small models' answers.",
         "search_entity_and_query": "Retrieve with the entity and the query together, as every `small` run did.",
         "rearag_greedy_answers": "The answer model decodes greedily with short caps, since sampled long answers "
                                  "from small models drift.",
         "truncated_sampling": "Sampled calls keep llama.cpp's default truncation, which keeps small models' "
                               "samples away from their unlikely tail.",
-        "resp_reader": "The generator also reads the retrieved passages, since a small summarizer writes its own, "
-                       "often wrong, answer into the evidence.",
         "answer_choices": "A question that names its choices gets one of them, since small models answer such "
                           "questions with something else.",
         "plain_synthesis": "The answer at the cap comes from a plain transcript, since after the reasoner's chat "
@@ -456,6 +472,12 @@ REASONS: dict[str, dict[str, str]] = {
         "infogent_lenient_json": "Small models wrap Infogent's JSON in code fences or prose and vary its commands and "
                                  "actions; they are read as meant rather than as errors.",
     },
+}
+REASONS["flashrag"] = {
+    **{option: "Off: an adaptation for small models, and FlashRAG's benchmark runs none." for option in ADAPTATIONS_OFF},
+    "temperature": "FlashRAG's global setting: greedy decoding (vLLM without sampling).",
+    "k": "FlashRAG's global setting: the top-5 documents per query.",
+    "max_tokens": "FlashRAG's global setting: at most 32 output tokens per generation.",
 }
 _REACT_FAMILY_REASONS = {
     "temperature": "NotesWriting §4.2: the ReAct family samples at 0.7.",
@@ -632,6 +654,34 @@ METHOD_REASONS: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 
+# A method whose `paper` values follow FlashRAG's run of it has the same reasons under `flashrag`.
+METHOD_REASONS["flashrag"] = {
+    **{method: METHOD_REASONS["paper"][method]
+       for method in ("iter-retgen", "self-ask", "sure", "recomp", "replug", "self-rag")},
+    "rag": {"rag_prompt": "FlashRAG's SequentialPipeline sends its standard prompt as a system and a user message "
+                          "(PromptTemplate's base_system_prompt and base_user_prompt)."},
+    "ircot": {
+        "ircot_style": "FlashRAG's IRCOTPipeline: its one-shot prompt, one thought a call, 'So the answer is:' to end.",
+        "max_sentences": "FlashRAG's IRCoT benchmark setting (baseline_details.md): max_iter 2 thoughts.",
+        "ircot_reader": "FlashRAG's IRCoT answers from its own thoughts (ircot_pred_parse), with no reader.",
+        "stop_on_empty_step": "FlashRAG's IRCoT loop runs on after an empty thought, to max_iter.",
+    },
+    "flare": {
+        "flare_theta": "FlashRAG's FLAREPipeline: retrieve when a look-ahead token's probability is at most 0.2.",
+        "flare_beta": "FlashRAG's FLAREPipeline: query with the look-ahead sentence's tokens above the same 0.2.",
+        "max_sentences": "FlashRAG's FLAREPipeline: at most max_iter_num = 5 rounds, one sentence each.",
+        "stop_on_empty_step": "FlashRAG's FLARE keeps no text from an empty round, and greedy decoding repeats it.",
+    },
+    "rearag": {
+        "max_tokens": "FlashRAG's ReaRAG run (run_exp.py): generation_params max_tokens 1024.",
+        "max_steps": "FlashRAG's ReaRAGPipeline: max_iter_num 15 steps.",
+        "rearag_engine_prompt": "FlashRAG's ReaRAGPipeline answers each search with the 'comparison' RAG-engine prompt.",
+        "rearag_invalid_retries": "FlashRAG restarts a chain at an invalid step, which greedy decoding repeats to the "
+                                  "bound: no answer, as no retry gives.",
+        "rearag_greedy_answers": "FlashRAG's ReaRAGPipeline decodes the RAG engine and the short answer at "
+                                 "temperature 0.",
+    },
+}
 
 def option_reason(preset: str, method: str | None, option: str) -> str:
     """Why `preset` sets `option` for `method` (None: the shared part), in one sentence; "" where none is written."""
@@ -641,10 +691,10 @@ def option_reason(preset: str, method: str | None, option: str) -> str:
 
 def preset_rows(preset: str, method: str | None) -> list[tuple[str, Any, bool, str]]:
     """Every option `preset` sets for `method` (None: the part every method shares) as (option, value, whether the
-    method sets it itself, why), the shared options first, then the method's own."""
+    method sets it itself, why), the shared options the method reads first, then the method's own."""
     options = preset_options(preset, method)
     own = PRESETS[preset][1].get(PRESET_METHOD.get(method or "", method or ""), {}) if method else {}
-    ordered = [k for k in options if k not in own] + list(own)
+    ordered = [k for k in options if k not in own and (method is None or reads_option(method, k))] + list(own)
     return [(k, options[k], k in own, option_reason(preset, method, k)) for k in ordered]
 
 
@@ -653,17 +703,20 @@ def _shown(value: Any) -> str:
 
 
 def presets_show_text(preset: str | None = None, method: str | None = None) -> str:
-    """`hoprag presets show`: every option the preset (both, where None) sets, its value and why; for one method
-    its own values are marked `*`, and without a method each method's own values follow the shared part."""
+    """`hoprag presets show`: every option the preset (every preset, where None) sets, its value and why; for one
+    method only the options it reads, its own values marked `*`; without a method each method's own values follow the
+    shared part."""
     lines: list[str] = []
-    for name in [preset] if preset else PRESET_NAMES:
+    # Without a preset, a method is shown under the presets that have it (flashrag holds only its ten).
+    for name in [preset] if preset else [name for name in PRESET_NAMES if preset_has(name, method)]:
         if name not in PRESETS:
             from hoprag.errors import UnknownSpecError
 
             raise UnknownSpecError(f"unknown preset '{name}'; use one of: {', '.join(PRESET_NAMES)}")
         rows = preset_rows(name, method)
         width = max(len(option) for option, *_ in rows) + 2
-        title = f"preset {name}" + (f", method {method} (* its own value)" if method else ", the options every method shares")
+        title = f"preset {name}" + (f", method {method}: the options it reads (* its own value)" if method
+                                    else ", the options every method shares")
         lines += ([""] if lines else []) + [title]
         lines += [f"  {'*' if own else ' '} {option:<{width}}{_shown(value):<14}{reason}" for option, value, own, reason in rows]
         if method is None:

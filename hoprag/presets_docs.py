@@ -12,6 +12,7 @@ from hoprag.presets import (  # noqa: F401
     PRESETS,
     _shown,
     option_reason,
+    reads_option,
 )
 
 
@@ -28,7 +29,8 @@ def presets_markdown() -> str:
     from hoprag.context import Context
 
     described = {f.name: f.metadata.get("description", "") for f in fields(Context)}
-    paper, small = (PRESETS[name][0] for name in PRESET_NAMES)
+    shared = [PRESETS[name][0] for name in PRESET_NAMES]
+    paper, small = shared[:2]
     lines = [
         "# Presets",
         "",
@@ -40,37 +42,50 @@ def presets_markdown() -> str:
         "named option. An option set explicitly (`--option NAME=VALUE`, a Context field) always wins over the "
         "preset, so `--preset small --option grounded_notes=false` turns one adaptation off. "
         "Every adaptation is off in `paper`, which adds nothing to the paper; the reason given for an adaptation is "
-        "`small`'s. `hoprag presets show [--preset P] [--method M]` prints the same for one preset and method.",
+        "`small`'s. `flashrag` runs the methods of FlashRAG's benchmark table (rag, ircot, flare, iter-retgen, "
+        "self-ask, sure, recomp, replug, self-rag, rearag) with FlashRAG's settings (greedy, top-5, 32 output tokens "
+        "unless the method says otherwise) and no adaptation; another method under it is refused. "
+        "`hoprag presets show [--preset P] [--method M]` prints the same for one preset and method.",
         "",
         "## Options every method shares",
         "",
-        "| option | paper | small | what it does | why |",
-        "|---|---|---|---|---|",
+        "The `why` column gives `paper`'s and `small`'s reasons; `hoprag presets show --preset flashrag` gives "
+        "`flashrag`'s.",
+        "",
+        "| option | " + " | ".join(PRESET_NAMES) + " | what it does | why |",
+        "|---|" + "---|" * len(PRESET_NAMES) + "---|---|",
     ]
-    for option in dict.fromkeys([*paper, *small]):
+    for option in dict.fromkeys(option for preset in shared for option in preset):
         why_paper, why_small = (option_reason(name, None, option) if option in preset else ""
-                                for name, preset in zip(PRESET_NAMES, (paper, small), strict=True))
+                                for name, preset in zip(("paper", "small"), (paper, small), strict=True))
         # every adaptation is off in `paper`, for the one reason the page's introduction gives
         why = (why_paper if why_paper == why_small or not why_small else why_small if why_paper in (_PAPER_ADDS_NOTHING, "")
                else f"paper: {why_paper} small: {why_small}")
-        values = [f"`{_shown(preset[option])}`" if option in preset else "not set" for preset in (paper, small)]
-        lines.append(f"| `{option}` | {values[0]} | {values[1]} | {markdown_cell(described.get(option, ''))} | {markdown_cell(why)} |")
+        values = [f"`{_shown(preset[option])}`" if option in preset else "not set" for preset in shared]
+        lines.append(f"| `{option}` | {' | '.join(values)} | {markdown_cell(described.get(option, ''))} | "
+                     f"{markdown_cell(why)} |")
     lines += ["", "## Each method's own values", "",
-              "Where a method's paper or original code sets a value of its own, it replaces the shared one. "
+              "Where a method's paper or original code sets a value of its own, it replaces the shared one; of the "
+              "shared options, each method reads only those its section names. "
               + ", ".join(f"`{alias}` takes the values of `{method}`" for alias, method in PRESET_METHOD.items()) + ".",
               ""]
-    methods = dict.fromkeys([*PRESETS["paper"][1], *PRESETS["small"][1]])
+    methods = dict.fromkeys(method for name in PRESET_NAMES for method in PRESETS[name][1])
     for method in methods:
         own = [PRESETS[name][1].get(method, {}) for name in PRESET_NAMES]
-        lines += [f"### {method}", "", "| option | paper | small | why |", "|---|---|---|---|"]
-        for option in dict.fromkeys([*own[0], *own[1]]):
+        lines += [f"### {method}", "", "| option | " + " | ".join(PRESET_NAMES) + " | why |",
+                  "|---|" + "---|" * len(PRESET_NAMES) + "---|"]
+        for option in dict.fromkeys(option for values in own for option in values):
             values = [f"`{_shown(values[option])}`" if option in values else "" for values in own]
             reasons = {name: option_reason(name, method, option) for name, values in zip(PRESET_NAMES, own, strict=True)
                        if option in values}
             distinct = set(reasons.values())
             why = next(iter(distinct)) if len(distinct) == 1 else " ".join(f"{k}: {v}" for k, v in reasons.items())
-            lines.append(f"| `{option}` | {values[0]} | {values[1]} | {markdown_cell(why)} |")
-        lines.append("")
+            lines.append(f"| `{option}` | {' | '.join(values)} | {markdown_cell(why)} |")
+        # the shared options the method reads (`hoprag presets show --method` lists the same); the others it ignores
+        reads = [option for option in dict.fromkeys(option for preset in shared for option in preset)
+                 if reads_option(method, option) and not any(option in values for values in own)]
+        lines += ["", f"It also reads the shared options {', '.join(f'`{option}`' for option in reads)}."
+                  if reads else "It reads no other shared option.", ""]
     return "\n".join(lines)
 
 

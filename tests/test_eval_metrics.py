@@ -176,6 +176,18 @@ def test_judge_uses_cache(tmp_path: Path) -> None:
     assert judge("Who?", "Raoul Walsh", "Raoul Walsh", fake_llm, "gpt-4o")["cached"] is False  # no cache
 
 
+@pytest.mark.parametrize("prediction", ["", "   ", None])
+def test_judge_scores_an_empty_prediction_wrong_without_a_call(prediction) -> None:
+    calls: list[str] = []
+
+    def credulous_judge(prompt: str) -> str:  # a judge that would credit anything
+        calls.append(prompt)
+        return "Explanation: matches.\nDecision: TRUE"
+
+    verdict = judge("Who directed it?", prediction, "Raoul Walsh", credulous_judge, "gpt-4o")
+    assert verdict["correct"] is False and not calls
+
+
 def test_judge_unreadable_reply_not_cached(tmp_path: Path) -> None:
     replies = iter(["I am not sure.", "Explanation: no.\nDecision: FALSE"])
     cache = JudgeCache(tmp_path / "judge.jsonl")

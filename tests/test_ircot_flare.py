@@ -155,39 +155,6 @@ def test_small_ircot_answers_with_its_reader_and_paper_with_the_chain(method):
     assert answers == {"paper": "Rush", "small": "Reader answer"}
 
 
-@pytest.mark.parametrize("method", ["ircot", "ircot-notes"])
-def test_ircot_min_sentences_writes_a_sentence_and_retrieves_with_it_before_it_answers(method):
-    # `ircot_min_sentences`: with Figure 4's prompt the 1.5B model wrote <answer> at its first step in 30 of 30 MuSiQue
-    # questions, so IRCoT retrieved once, with the question, as standard RAG does. The option opens the first step's
-    # <s>; it is off in both presets (measured, no gain with the 1.5B model).
-    def reasoner(messages):
-        prompt = str(messages[-1].content)
-        if prompt.endswith("reasoning: <s>"):
-            return "Rush released Counterparts.</s> <answer>Rush</answer>"
-        return "<answer>Rush</answer>"
-
-    queries, steps = {}, {}
-    for preset, option in (("paper", None), ("small", None), ("small", 1)):
-        ctx, retriever, models = setup(reasoner, preset=preset, ircot_min_sentences=option)
-        result = run_question(method, "Which band?", ctx)
-        queries[preset, option] = retriever.queries
-        steps[preset, option] = [step["thought"] for step in result["trajectory"]]
-        if option:
-            assert models["reasoner"].prompts[0].endswith("Step-by-step reasoning: <s>")
-            assert models["reasoner"].prompts[1].endswith("Step-by-step reasoning: <s>Rush released Counterparts.</s>")
-            if method == "ircot":  # the reader reads the paragraphs of both retrievals
-                assert "search 1." in models["generator"].prompts[0] and "search 2." in models["generator"].prompts[0]
-    assert queries == {("paper", None): ["Which band?"], ("small", None): ["Which band?"],
-                       ("small", 1): ["Which band?", "Rush released Counterparts."]}
-    assert steps[("small", 1)] == ["Rush released Counterparts.", ""]
-
-
-def test_an_opened_sentence_that_is_only_an_answer_still_answers():
-    ctx, retriever, _ = setup(lambda m: "<answer>Rush</answer>", preset="small", ircot_min_sentences=1)
-    result = run_question("ircot", "Which band?", ctx)
-    assert retriever.queries == ["Which band?"] and result["finished_by"] == "answer"
-
-
 def test_ircot_notes_replace_the_documents_with_the_shared_note_writer():
     replies = iter(["<s>First sentence.</s>", "<s>Second.</s> <answer>Rush</answer>"])
     notes = lambda m: "YES#note from " + str(m[-1].content).split("# ")[1].split("\n")[0]  # noqa: E731

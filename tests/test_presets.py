@@ -65,10 +65,10 @@ def test_the_preset_line_lists_only_the_adaptations_that_are_on():
     from hoprag.presets import describe_preset
 
     line = describe_preset("small", "renact")
-    assert "grounded_notes" in line and "lenient_notes" in line and "refuse_repeated_queries" not in line
-    turned = Context(preset="small", grounded_notes=False, refuse_repeated_queries=True)
+    assert "grounded_notes" in line and "lenient_notes" in line and "constrained_actions" not in line
+    turned = Context(preset="small", grounded_notes=False, constrained_actions=True)
     line = describe_preset("small", "renact", turned)
-    assert "grounded_notes" not in line and "refuse_repeated_queries" in line
+    assert "grounded_notes" not in line and "constrained_actions" in line
     assert "adaptations" not in describe_preset("paper", "renact")
 
 
@@ -167,21 +167,15 @@ def test_the_plain_synthesis_fits_a_small_window():
     assert len(prompt) // 3 < 1500 and "Which band?" in prompt and "Step 4: step 3" in prompt
 
 
-@pytest.mark.parametrize("refuse", [False, True])
-def test_a_repeated_search_is_refused_only_with_the_option(refuse):
+def test_a_repeated_search_is_counted_and_retrieved_again():
     replies = iter(["Thought 1: t\nAction 1: search[Rush; Who is Rush?]", "Thought 2: t\nAction 2: search[rush; who is rush]",
                     "Thought 3: t\nAction 3: finish[Rush]"])
-    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False,
-                            refuse_repeated_queries=refuse, resample_repeated_queries=0)
+    ctx, models = react_ctx(lambda m: next(replies), preset="small", concise_answer=False, resample_repeated_queries=0)
     retriever = Recorder(DOCS)
     register_retriever("preset-index", retriever)
     result = run_question("renact", "Which band?", ctx)
     assert result["answer"] == "Rush" and result["repeated_queries"] == 1
-    if refuse:  # not retrieved; the next prompt says why
-        assert retriever.queries == ["Rush Who is Rush?"]
-        assert "You already searched for this in step 1" in models["reasoner"].prompts[-1]
-    else:
-        assert retriever.queries == ["Rush Who is Rush?", "rush who is rush"]
+    assert retriever.queries == ["Rush Who is Rush?", "rush who is rush"]
 
 
 def test_grounded_notes_drop_a_note_the_page_does_not_contain():
@@ -387,13 +381,7 @@ def test_resp_local_pathway_input_option():
     assert "[Retrieved documents]" not in [p for p in models["summarizer"].prompts if "respond completely" in p][0]
 
 
-def test_resp_reader_gives_the_generator_every_iterations_passages_once():
-    ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"], resp_reader=True)
-    run_question("resp", "Who?", ctx)
-    final = str(models["generator"].prompts[-1])
-    reference = final.split("[Retrieved documents]\n")[1]
-    # both iterations retrieved the same five passages: each is read once, before the memory queues
-    assert reference.count("Title 0 - Fact number 0.") == 1 and reference.index("Title 0") < reference.index("[Global evidence]")
+def test_the_resp_generator_reads_the_memory_queues_not_the_passages():
     ctx, _, models = resp_ctx(["No", "Yes"], ["Sub?"])
     run_question("resp", "Who?", ctx)
     assert "[Retrieved documents]" not in str(models["generator"].prompts[-1])

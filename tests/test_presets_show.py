@@ -4,6 +4,7 @@ docs/presets.md is generated from the same data (and stays fresh)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -11,7 +12,20 @@ from pathlib import Path
 import pytest
 
 from hoprag.context import Context
-from hoprag.presets import PRESET_NAMES, PRESETS, option_reason, preset_options
+from hoprag.graphs import METHODS
+from hoprag.presets import (
+    ADAPTATION_METHODS,
+    PRESET_METHOD,
+    PRESET_NAMES,
+    PRESETS,
+    SHARED_OPTION_METHODS,
+    SHARED_OPTION_UNREAD_BY,
+    option_reason,
+    preset_has,
+    preset_options,
+    preset_rows,
+    reads_option,
+)
 from hoprag.presets_docs import markdown_cell, presets_markdown
 
 from .test_cli import assert_one_line_error, hoprag
@@ -34,7 +48,8 @@ def test_presets_show_prints_every_option_its_value_and_a_reason(preset, method)
     done = hoprag("presets", "show", "--preset", preset, "--method", method)
     assert done.returncode == 0, done.stderr
     rows = shown(done.stdout)
-    options = preset_options(preset, method)
+    own = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
+    options = {k: v for k, v in preset_options(preset, method).items() if k in own or reads_option(method, k)}
     assert set(rows) == set(options)
     for option, value in options.items():
         marker, text, reason = rows[option]
@@ -45,7 +60,7 @@ def test_presets_show_prints_every_option_its_value_and_a_reason(preset, method)
 def test_a_methods_own_values_are_marked_with_their_own_reasons():
     rows = shown(hoprag("presets", "show", "--preset", "paper", "--method", "rearag").stdout)
     assert rows["k"] == ("*", "3", "ReaRAG's official code: top-3 passages per search.")
-    assert rows["top_p"][:2] == ("*", "0.85") and rows["concise_answer"][0] == " "
+    assert rows["top_p"][:2] == ("*", "0.85") and rows["answer_choices"][0] == " "
     small = shown(hoprag("presets", "show", "--preset", "small", "--method", "renact").stdout)
     assert small["temperature"][1] == "0.0" and "Greedy" in small["temperature"][2]
 
@@ -57,6 +72,85 @@ def test_without_options_both_presets_and_every_methods_own_values_are_shown():
     assert "preset small, the options every method shares" in done.stdout
     assert "preset paper, method rearag: its own values" in done.stdout
     assert "preset small, method ircot: its own values" in done.stdout
+
+
+def test_one_method_shows_only_the_options_it_reads():
+    recomp = shown(hoprag("presets", "show", "--preset", "small", "--method", "recomp").stdout)
+    assert {"k", "temperature", "max_tokens", "recomp_compressor"} <= set(recomp)
+    assert recomp["recomp_compressor"][0] == "*" and recomp["answer_choices"][0] == " "
+    assert not {"flare_theta", "max_sentences", "rearag_invalid_feedback", "resp_local_input", "ircot_reader",
+                "max_steps", "lenient_notes"} & set(recomp)
+    ircot = shown(hoprag("presets", "show", "--preset", "paper", "--method", "ircot").stdout)
+    assert {"max_sentences", "max_paragraphs", "paragraph_words", "ircot_reader", "stop_on_empty_step"} <= set(ircot)
+    assert not {"flare_theta", "max_steps", "max_iterations", "resp_on_repeat"} & set(ircot)
+    renact = shown(hoprag("presets", "show", "--preset", "small", "--method", "renact").stdout)
+    assert {"lenient_notes", "grounded_notes", "partial_notes", "answer_from_notes", "max_steps"} <= set(renact)
+    assert not {"max_sentences", "flare_beta", "notes_accumulate", "rearag_forced_finish"} & set(renact)
+    cot = shown(hoprag("presets", "show", "--preset", "paper", "--method", "cot").stdout)
+    assert "temperature" in cot and "k" not in cot  # closed-book: it never retrieves
+    everything = hoprag("presets", "show", "--preset", "small").stdout  # without --method: the whole shared part
+    assert set(PRESETS["small"][0]) <= set(shown(everything))
+
+
+# Options every method's LLM calls or retrieval read (llm.py, nodes/retrieve.py): a new shared option is either one
+# of these or declared in SHARED_OPTION_METHODS or ADAPTATION_METHODS.
+EVERY_METHOD = {"temperature", "top_p", "max_tokens", "seed", "k"}
+
+
+def test_every_shared_option_says_which_methods_read_it():
+    shared = {option for preset in PRESET_NAMES for option in PRESETS[preset][0]}
+    undeclared = shared - EVERY_METHOD - set(SHARED_OPTION_METHODS) - set(ADAPTATION_METHODS)
+    assert not undeclared, f"add the methods that read {undeclared} to SHARED_OPTION_METHODS in hoprag/presets.py"
+    declared = [*SHARED_OPTION_METHODS.values(), *ADAPTATION_METHODS.values(), *SHARED_OPTION_UNREAD_BY.values()]
+    assert set().union(*declared) <= set(METHODS)
+
+
+def _source(module: str) -> Path | None:
+    base = ROOT / module.replace(".", "/")
+    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+
+def _modules(module: str) -> set[str]:
+    """`module` and every hoprag module it imports, transitively; not the option tables (context, presets)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = _source(name) if name.startswith("hoprag") and name not in seen else None
+        if path is None or name in ("hoprag.context", "hoprag.presets"):
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                todo += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                todo += [alias.name for alias in node.names]
+    return seen
+
+
+def _attributes(tree: ast.AST) -> set[str]:
+    return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+
+
+def test_every_option_shown_for_a_method_is_one_its_code_can_read():
+    """An option `presets show --method M` lists is read (`ctx.option`, or a Context helper that reads it) somewhere
+    in the code M's graph module imports; a method's own preset values are always listed."""
+    context = ast.parse((ROOT / "hoprag" / "context.py").read_text(encoding="utf-8"))
+    helpers = {fn.name: _attributes(fn) for cls in context.body if isinstance(cls, ast.ClassDef) and cls.name == "Context"
+               for fn in cls.body if isinstance(fn, ast.FunctionDef)}
+    unread = {}
+    for method, (module, _) in METHODS.items():
+        read = set().union(*(_attributes(ast.parse(_source(m).read_text(encoding="utf-8"))) for m in _modules(module)))
+        read |= set().union(*(helpers[name] for name in read & set(helpers)))
+        for preset in PRESET_NAMES:
+            if not preset_has(preset, method):
+                continue
+            rows = {option: own for option, _, own, _ in preset_rows(preset, method)}
+            own_values = PRESETS[preset][1].get(PRESET_METHOD.get(method, method), {})
+            assert all(rows.get(option) for option in own_values), (preset, method)
+            unread.update({(preset, method, option): module for option, own in rows.items()
+                           if not own and option not in read})
+    assert not unread, unread
 
 
 def test_a_method_name_that_sets_an_option_says_so():
@@ -157,4 +251,4 @@ def test_ask_and_eval_default_to_auto_print_the_choice_and_record_it(tmp_path):
 
 
 def test_a_bad_preset_names_auto_too():
-    assert_one_line_error(hoprag("ask", "Who?", "--preset", "tiny"), "use auto, paper or small")
+    assert_one_line_error(hoprag("ask", "Who?", "--preset", "tiny"), "use auto, paper, small or flashrag")

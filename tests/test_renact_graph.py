@@ -167,26 +167,6 @@ def test_dropped_observations_stay_dropped_and_free_headroom():
     assert max(b - a for a, b in pairwise(with_headroom)) >= 2
 
 
-@pytest.mark.parametrize("method", ["renact", "react", "react-bm25"])
-def test_search_question_first_searches_the_question_without_a_reasoner_call(method):
-    prompts: list[str] = []
-
-    def reasoner(messages):
-        prompts.append("\n".join(str(m.content) for m in messages))
-        return "Thought: done\nAction: finish[42]"
-
-    ctx = make_ctx(reasoner, search_question_first=True)
-    retriever = ListRetriever(DOCS)
-    register_retriever(ctx.index, retriever)
-    result = run_question(method, "Which  fact\nis it?", ctx)
-    assert retriever.queries[0] == "Which fact is it?"
-    assert result["answer"] == "42" and result["steps"] == 1
-    assert result["usage"]["reasoner"]["calls"] == 1  # the first step cost no reasoner call
-    assert "Action 1: search[Which fact is it?]" in prompts[0] and "Observation 1:" in prompts[0]
-    off = make_ctx(reasoner, search_question_first=False)
-    assert run_question(method, "Q?", off)["steps"] == 0
-
-
 def test_window_keeps_a_fitting_prompt_when_dropping_more_would_grow_it():
     from hoprag.nodes.reasoner import fit_prompt
 

@@ -14,8 +14,6 @@ import pytest
 from hoprag.graphs import METHODS
 from hoprag.presets import PRESET_NAMES
 from hoprag.reproduce.tables import (
-    PLANNED_METHODS,
-    PLANNED_PRESETS,
     TableFormatError,
     load_table,
     load_tables,
@@ -211,9 +209,9 @@ def test_every_row_names_a_method_and_preset_or_says_why_not():
             if row.method is None:
                 assert status == "not implementable" and row.not_implementable, where
                 continue
-            assert row.method in METHODS or row.method in PLANNED_METHODS, where
-            assert row.preset in PRESET_NAMES or row.preset in PLANNED_PRESETS, where
-            assert status in ("runnable", "planned"), f"{where}: {why}"
+            assert row.method in METHODS, where
+            assert row.preset in PRESET_NAMES, where
+            assert status == "runnable", f"{where}: {why}"
 
 
 def test_every_table_states_its_setting_and_question_counts():
@@ -242,9 +240,10 @@ def _raw(table_id: str) -> dict:
     return json.loads((resources.files("hoprag.reproduce") / "tables" / f"{table_id}.json").read_text())
 
 
-def test_planned_status_says_what_is_missing():
+def test_unknown_status_says_what_is_missing():
     row = load_table("resp-table1").rows[0]
-    assert row_status(replace(row, preset="flashrag"))[0] in ("runnable", "planned")
+    assert row_status(replace(row, preset="flashrag"))[0] == "runnable"
+    assert row_status(replace(row, preset="no-such-preset")) == ("unknown", "preset no-such-preset")
     status, why = row_status(replace(row, method="no-such-method", preset="paper"))
     assert status == "unknown" and "no-such-method" in why
 
@@ -263,9 +262,8 @@ def test_reproduce_list_names_every_table_with_paper_metric_datasets_and_rows():
     assert "ReSP (001) Table 1 | F1 | HotpotQA, 2Wiki | 7 rows" in resp
 
 
-def test_reproduce_a_table_says_running_is_not_implemented_in_one_line():
-    result = _hoprag("resp-table1")
-    assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert "not implemented yet" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+def test_reproduce_an_unknown_table_is_one_line_listing_the_known_ones():
+    # Running a table: tests/test_reproduce_run.py.
     unknown = _hoprag("no-such-table")
     assert unknown.returncode != 0 and "unknown table 'no-such-table'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1

@@ -177,12 +177,19 @@ class JudgeCache:
         return key in self._entries
 
 
+EMPTY_PREDICTION = "empty prediction: wrong, the judge is not asked"
+
+
 def judge(question: str, prediction: str, gold: str | Sequence[str], llm: Callable[[str], str], model: str,
           cache: JudgeCache | None = None) -> dict[str, Any]:
     """Ask the judge whether the prediction holds the gold answer: {correct, explanation, cached}.
 
-    ``correct`` is None when the judge's reply has no readable decision; such replies are not cached.
+    ``correct`` is None when the judge's reply has no readable decision; such replies are not cached. An empty
+    prediction (a run that gave no answer) holds no answer, so it is wrong without a judge call, which could
+    otherwise credit a gold answer that the judge finds in the question.
     """
+    if not (prediction or "").strip():
+        return {"correct": False, "explanation": EMPTY_PREDICTION, "cached": False}
     prompt = build_judge_prompt(question, prediction, gold)
     key = JudgeCache.key(model, prompt)
     if cache is not None:

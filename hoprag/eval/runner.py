@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.context import METHOD_ROLES, Context
-from hoprag.errors import HopragError, RetrievalUnavailableError
+from hoprag.errors import HopragError, RunUnavailableError
 from hoprag.eval.datasets import Example, dataset_file_hash, load_dataset, resolve_dataset_spec
 from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
@@ -49,8 +49,45 @@ def auto_index(dataset: str) -> str:
     return name
 
 
-# Options a resumed run may change: how many questions, how they are scheduled, and the response cache.
-RESUMABLE_CHANGES = {"limit", "concurrency", "max_concurrency", "max_retries", "llm_cache"}
+# Options a resumed run may change: which questions, how they are scheduled, and the response cache.
+RESUMABLE_CHANGES = {"limit", "questions", "concurrency", "max_concurrency", "max_retries", "llm_cache"}
+
+QUESTIONS_FORMAT = "N, A-B or A- (1-based, inclusive; A- runs to the end), e.g. 51-100"
+
+
+def parse_questions(text: str) -> tuple[int, int | None]:
+    """`--questions` as (first, last), both 1-based and inclusive, `last` None for "to the end": "51-100", "51-",
+    "7". HopragError (one line) for anything else."""
+    raw = text.strip()
+    first_text, dash, last_text = raw.partition("-")
+    try:
+        first = int(first_text)
+        last = (int(last_text) if last_text.strip() else None) if dash else first
+    except ValueError:
+        raise HopragError(f"--questions {text!r}: use {QUESTIONS_FORMAT}") from None
+    if first < 1:
+        raise HopragError(f"--questions {text!r}: questions are numbered from 1; use {QUESTIONS_FORMAT}")
+    if last is not None and last < first:
+        raise HopragError(f"--questions {text!r}: the range ends before it starts; use {QUESTIONS_FORMAT}")
+    return first, last
+
+
+def questions_text(first: int, last: int | None) -> str:
+    """A range as summary.json records it (and `--questions` reads it back): "51-100", "51-" or "7"."""
+    return str(first) if last == first else f"{first}-{'' if last is None else last}"
+
+
+def select_questions(dataset: str, questions: str | None, limit: int | None) -> list[Example]:
+    """The dataset's questions a run evaluates: those of the range `questions` (all without one), then the first
+    `limit` of them. A range that starts after the dataset's last question is refused."""
+    if questions is None:
+        return load_dataset(dataset, limit=limit)
+    first, last = parse_questions(questions)
+    stops = [stop for stop in (last, first - 1 + limit if limit is not None else None) if stop is not None]
+    examples = load_dataset(dataset, limit=min(stops) if stops else None)
+    if len(examples) < first:
+        raise HopragError(f"--questions {questions}: the dataset has only {len(examples)} questions")
+    return examples[first - 1:]
 
 
 def dataset_identity(dataset: str) -> str:
@@ -120,7 +157,7 @@ def evaluate_one(method: str, example: Example, ctx: Context, commit: str = "", 
                               "git_commit": commit, "machine": machine}
     try:
         result = run_question(method, example.question, ctx, paragraphs=example.paragraphs)
-    except RetrievalUnavailableError:  # a Chroma or retrieval server that is down or answers garbage
+    except RunUnavailableError:  # a retrieval server that is down, weights that are missing: every question needs it
         raise  # the index is gone for every question: stop the run (a rerun resumes) instead of failing them all
     except Exception as error:  # recorded and scored as wrong; the run goes on, and a rerun retries it
         record.update(prediction="", error=f"{type(error).__name__}: {error}",
@@ -251,13 +288,17 @@ def aggregate(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int | None = None,
-             concurrency: int = 1, progress: bool = True, judge_spec: str | None = None) -> dict[str, Any]:
-    """Evaluate `method` on `dataset` into `out`; finished questions (results.jsonl) are skipped.
+             questions: str | None = None, concurrency: int = 1, progress: bool = True,
+             judge_spec: str | None = None) -> dict[str, Any]:
+    """Evaluate `method` on `dataset` into `out`; finished questions (results.jsonl, by question id) are skipped.
 
-    With `judge_spec`, every record gets the LLM judge's decision; records of an earlier run that lack
-    one are judged too, so a finished run can be judged later."""
+    `questions` is a 1-based inclusive range of the dataset's questions ("51-100", "51-", "7"); `limit` keeps the
+    first N of them. With `judge_spec`, every record gets the LLM judge's decision; records of an earlier run that
+    lack one are judged too, so a finished run can be judged later."""
     dataset = resolve_dataset_spec(dataset)  # a flashrag:DIR folder is recorded (and resumed) as its split's file
-    examples = load_dataset(dataset, limit=limit)
+    if questions is not None:
+        questions = questions_text(*parse_questions(questions))  # recorded in one spelling: " 51 - " is "51-"
+    examples = select_questions(dataset, questions, limit)
     ctx = method_context(method, ctx)  # the options the method's name implies and its preset's, recorded below
     options, earlier = run_options(method, dataset, ctx), _earlier_config(out)
     _check_resume(out, earlier, options)
@@ -301,7 +342,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         # Where the records came from (a resumed run may span machines); records from before it was kept name none.
         machines = sorted({r.get("machine") or UNKNOWN_MACHINE for r in records}) or [machine]
         summary["config"] = {
-            "limit": limit, "concurrency": concurrency, **options,
+            "limit": limit, "questions": questions, "concurrency": concurrency, **options,
             "preset_options": preset_options(ctx.preset, method),
             "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
             "git_commit": one_or_list(commits),
@@ -336,7 +377,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             for future in as_completed(futures):
                 try:
                     record = future.result()
-                except RetrievalUnavailableError as error:
+                except RunUnavailableError as error:
                     pool.shutdown(wait=True, cancel_futures=True)
                     kept = sum(not r.get("error") for r in done.values())
                     raise type(error)(f"{error}. The {kept} finished questions are kept in {results_path}; "
@@ -408,10 +449,10 @@ def seed_spread(runs: dict[int, dict[str, Any]]) -> dict[str, Any]:
 
 
 # Config keys that may differ between the seeds of one cell: they do not decide its answers (the questions, set by
-# limit, must be the same).
-SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit"}) | {"seed", "finished", "git_commit", "machine"}
+# limit and questions, must be the same).
+SEED_RUN_DIFFERENCES = (RESUMABLE_CHANGES - {"limit", "questions"}) | {"seed", "finished", "git_commit", "machine"}
 # Named first when two runs are different cells: what a reader recognises a cell by.
-CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "limit", "models")
+CELL_KEYS = ("method", "preset", "dataset_identity", "dataset", "index", "questions", "limit", "models")
 
 
 def _single_seed_summary(path: Path) -> dict[str, Any]:

@@ -1,7 +1,6 @@
 """The Thought/Action/Observation loop that ReAct, ReAct + BM25 and ReNAct share; they differ in the
 observation: raw documents (ReAct), the top BM25 segments of the retrieved pages (ReAct + BM25), or notes
-written per document (ReNAct, whose notes may also end the run: `answer_from_notes`). An optional first
-step searches the question itself (`search_question_first`)."""
+written per document (ReNAct, whose notes may also end the run: `answer_from_notes`)."""
 
 from __future__ import annotations
 
@@ -17,8 +16,6 @@ from hoprag.nodes.reasoner import (
     route_after_notes_answer,
     route_after_observe,
     route_after_reason,
-    route_start,
-    search_question,
 )
 from hoprag.nodes.retrieve import retrieve
 from hoprag.nodes.write_notes import (
@@ -40,9 +37,7 @@ def build_react_family(observation: Observation) -> StateGraph:
     builder.add_node("retrieve", retrieve)
     builder.add_node("synthesize", synthesize)
     builder.add_node("concise_answer", concise_answer)
-    builder.add_node("search_question", search_question)
-    builder.add_conditional_edges(START, route_start, ["search_question", "reason"])
-    builder.add_edge("search_question", "retrieve")
+    builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", route_after_reason, ["retrieve", "reason", "synthesize", "concise_answer", END])
     observe = f"observe_{observation}"
     if observation == "notes":

@@ -1,7 +1,6 @@
 """ReaRAG: reason (Thought + a search/finish function call, invalid steps regenerated), the RAG engine's
 answer as the observation, a step bound (no answer there, or a forced finish: `rearag_forced_finish`), and the
-concise answer (the official code's answer-model prompt, run by the `generator` role); `search_question_first`
-adds an optional entry step."""
+concise answer (the official code's answer-model prompt, run by the `generator` role)."""
 
 from __future__ import annotations
 
@@ -17,10 +16,8 @@ from hoprag.nodes.rearag import (
     reason,
     route_after_observation,
     route_after_reason,
-    search_question,
     unanswered,
 )
-from hoprag.nodes.reasoner import route_start
 from hoprag.state import InputState, OutputState
 
 
@@ -31,9 +28,7 @@ def build():
     builder.add_node("force_finish", force_finish)
     builder.add_node("unanswered", unanswered)
     builder.add_node("concise", concise)
-    builder.add_node("search_question", search_question)
-    builder.add_conditional_edges(START, route_start, ["search_question", "reason"])
-    builder.add_edge("search_question", "rag_engine")
+    builder.add_edge(START, "reason")
     builder.add_conditional_edges("reason", route_after_reason, ["rag_engine", "force_finish", "unanswered", "concise", END])
     builder.add_conditional_edges("rag_engine", route_after_observation, ["reason", "force_finish", "unanswered"])
     builder.add_edge("unanswered", END)

@@ -120,19 +120,13 @@ def cap_reason(state: CoTState, ctx: Context) -> str:
     return "empty_step" if stopped_on_empty_step(state, ctx) else "cap"
 
 
-def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False, open_sentence: bool = False,
+def generate_step(state: CoTState, ctx: Context, with_notes: bool, logprobs: bool = False,
                   answer_is: bool = False) -> tuple[CoTStep, dict[str, Any], Any]:
-    """The reasoner's next step; returns the parsed step, its usage record and the raw message. With `open_sentence`
-    the prompt ends with an opened `<s>` (joined to the chain as `cot_prompt` joins its sentences), so the model
-    writes a sentence; the tag is parsed as part of the step. `answer_is`: a sentence "... answer is X" ends the
-    chain with X (IRCoT's original code does this; FLARE's does not)."""
-    opened = ""
-    if open_sentence:
-        opened = " <s>" if state.get("chain") else "<s>"
-    text, record, message = call_llm("reasoner", cot_prompt(state, ctx, with_notes) + opened, ctx, stop=STOP,
+    """The reasoner's next step; returns the parsed step, its usage record and the raw message. `answer_is`: a
+    sentence "... answer is X" ends the chain with X (IRCoT's original code does this; FLARE's does not)."""
+    text, record, message = call_llm("reasoner", cot_prompt(state, ctx, with_notes), ctx, stop=STOP,
                                      max_tokens=STEP_TOKENS, logprobs=logprobs)
-    # A model that writes the opened tag again (`<s><s>...`) would otherwise leave an empty first sentence.
-    step = parse_cot_step(opened + text if opened and not text.lstrip().startswith("<s>") else text, answer_is=answer_is)
+    step = parse_cot_step(text, answer_is=answer_is)
     return step, record.parsed(bool(step.problem), step.problem), message
 
 

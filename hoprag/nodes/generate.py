@@ -16,7 +16,14 @@ from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.parsing import parse_react
 from hoprag.nodes.reasoner import DROPPED, cut_middle, fit_prompt
 from hoprag.nodes.write_notes import close_step, gathered_notes, grounded
-from hoprag.prompts.baselines import COT, COT_SHORT_ANSWER, STANDARD_RAG
+from hoprag.prompts.baselines import (
+    COT,
+    COT_SHORT_ANSWER,
+    FLASHRAG_REFERENCE,
+    FLASHRAG_SYSTEM,
+    FLASHRAG_USER,
+    STANDARD_RAG,
+)
 from hoprag.prompts.react import (
     CONCISE,
     NOTES_ANSWER,
@@ -181,11 +188,19 @@ def answer_from_documents(state: AgentState, runtime: Any = None) -> dict[str, A
     """Standard RAG: one generator call over the retrieved documents; the retrieval is the one step."""
     ctx = context_of(runtime)
     documents = state.get("documents") or []
-    passages = "\n".join(f"Doc {i} (Title: {d['title']}) {d['text']}" for i, d in enumerate(documents, 1))
-    prompt = STANDARD_RAG.format(documents=passages or "None", question=state["question"])
-    text, record, _ = call_llm("generator", prompt, ctx, max_tokens=48)
+    if ctx.rag_prompt == "flashrag":  # FlashRAG's SequentialPipeline: its system and user prompts, its output cap
+        passages = "".join(FLASHRAG_REFERENCE.format(number=i, title=d["title"], text=d["text"])
+                           for i, d in enumerate(documents, 1))
+        text, record, _ = call_llm("generator", FLASHRAG_USER.format(question=state["question"]), ctx,
+                                   system=FLASHRAG_SYSTEM.format(reference=passages))
+        draft = text.strip()  # FlashRAG scores the whole reply (normalized), not its first line
+    else:
+        passages = "\n".join(f"Doc {i} (Title: {d['title']}) {d['text']}" for i, d in enumerate(documents, 1))
+        prompt = STANDARD_RAG.format(documents=passages or "None", question=state["question"])
+        text, record, _ = call_llm("generator", prompt, ctx, max_tokens=48)
+        draft = first_line(text)
     update = close_step(state, passages or "The search returned no documents.")
-    answer, records = keep_to_choices(state, first_line(text), ctx, passages)
+    answer, records = keep_to_choices(state, draft, ctx, passages)
     return {**update, "answer": answer, "finished_by": "generate", "calls": [record.to_dict(), *records]}
 
 

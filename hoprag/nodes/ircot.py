@@ -1,15 +1,22 @@
 """IRCoT (Trivedi et al.): retrieve with the last chain-of-thought sentence, collect the paragraphs (at
-most 15, no duplicates), generate the next sentence from them, until an answer or 10 sentences."""
+most 15, no duplicates), generate the next sentence from them, until an answer or 10 sentences.
+
+`ircot_style=flashrag` runs FlashRAG's IRCOTPipeline in the same nodes: its one-shot prompt, one thought per call cut
+at its first period or newline, every paragraph kept (ordered as FlashRAG orders them), and the chain ended by a
+thought with "So the answer is:" or after `max_sentences` thoughts (FlashRAG's max_iter)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from hoprag.context import context_of
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from hoprag.context import Context, context_of
+from hoprag.llm import call_llm
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
+from hoprag.prompts.ircot_flashrag import ANSWER_PREFIX, IRCOT_SYSTEM, IRCOT_USER, REFERENCE, THOUGHT_STOP
 
 
 def ircot_query(state: CoTState) -> str:
@@ -22,13 +29,16 @@ def ircot_retrieve(state: CoTState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     query = ircot_query(state)
     documents = [d.to_dict() for d in search(ctx, query)]
-    collected = list(state.get("paragraphs") or [])
-    seen = {p["id"] for p in collected}
-    for document in documents:  # retrieved paragraphs accumulate, without duplicates, up to the cap
-        if document["id"] not in seen and len(collected) < (ctx.max_paragraphs or 15):
-            collected.append(document)
-            seen.add(document["id"])
     pending = {"kind": "search", "query": query, "argument": query, "entity": ""}
+    if flashrag_style(ctx):
+        collected = flashrag_paragraphs(state.get("paragraphs") or [], documents)
+    else:
+        collected = list(state.get("paragraphs") or [])
+        seen = {p["id"] for p in collected}
+        for document in documents:  # retrieved paragraphs accumulate, without duplicates, up to the cap
+            if document["id"] not in seen and len(collected) < (ctx.max_paragraphs or 15):
+                collected.append(document)
+                seen.add(document["id"])
     return {"pending": pending, "documents": documents, "paragraphs": collected,
             "retrievals": (state.get("retrievals") or 0) + 1}
 
@@ -49,12 +59,10 @@ def make_ircot_reason(with_notes: bool):
     def ircot_reason(state: CoTState, runtime: Any = None) -> dict[str, Any]:
         """s_t = LM([D or O_t, x, s_<t]): one new sentence, or the answer."""
         ctx = context_of(runtime)
-        # `ircot_min_sentences`: an early step opens <s>, so the model writes a sentence to retrieve with first.
-        sentence_due = len(state.get("chain") or []) < (ctx.ircot_min_sentences or 0)
+        if flashrag_style(ctx) and not with_notes:
+            return flashrag_thought(state, ctx)
         # IRCoT's original code ends the chain at a sentence saying "answer is X" (`answer_is`).
-        step, record, _ = generate_step(state, ctx, with_notes, open_sentence=sentence_due, answer_is=True)
-        if sentence_due and step.sentence and step.answer:
-            step = replace(step, answer="")  # the answer waits until the sentence's retrieval has been read
+        step, record, _ = generate_step(state, ctx, with_notes, answer_is=True)
         # With notes, the note writers read every retrieved page; without, the model reads the paragraphs kept.
         update = close_cot_step(state, step.sentence, problem=step.problem, **({} if with_notes else kept_retrieval(state)))
         update["calls"] = [record]
@@ -67,9 +75,84 @@ def make_ircot_reason(with_notes: bool):
 
 def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
     ctx = context_of(runtime)
+    if flashrag_style(ctx) and state.get("finished_by"):  # FlashRAG's chain ended: its answer is written (or empty)
+        return "read" if ctx.ircot_reader else after_answer(ctx)
     answered = bool(state.get("answer"))
     if not answered and not sentence_cap_reached(state, ctx):
         return "retrieve"
     if ctx.ircot_reader:  # the reader answers at an <answer> and at the sentence cap alike
         return "read"
     return after_answer(ctx) if answered else "final_answer"
+
+
+# ---------------------------------------------------------------- FlashRAG's IRCOTPipeline (ircot_style=flashrag)
+
+
+def flashrag_style(ctx: Context) -> bool:
+    return ctx.ircot_style == "flashrag"
+
+
+def flashrag_paragraphs(collected: list[dict[str, Any]], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """FlashRAG's IRCOTPipeline.run_batch: the question's documents as retrieved; after each later retrieval every
+    document retrieved so far (no cap), each with its best score, sorted by that score ascending (`reverse=False`),
+    so the best-scored paragraphs come last, nearest the question. A retriever without scores keeps each document's
+    rank as its score (the first retrieved highest)."""
+    if not collected:
+        return list(documents)
+    best: dict[str, dict[str, Any]] = {}
+    for paragraph in [*collected, *documents]:
+        scored = {**paragraph, "score": _score(paragraph, [*collected, *documents])}
+        if paragraph["id"] not in best or scored["score"] > best[paragraph["id"]]["score"]:
+            best[paragraph["id"]] = scored
+    return sorted(best.values(), key=lambda p: p["score"])
+
+
+def _score(paragraph: dict[str, Any], among: list[dict[str, Any]]) -> float:
+    score = paragraph.get("score")
+    if isinstance(score, (int, float)):
+        return float(score)
+    return -float(next(i for i, p in enumerate(among) if p is paragraph))  # unscored: earlier retrieved ranks higher
+
+
+def flashrag_messages(state: CoTState) -> list[BaseMessage]:
+    """FlashRAG's prompt: the instruction and one-shot demonstration as the system prompt, the paragraphs, question
+    and "Thought:" as the user prompt, and the thoughts so far (FlashRAG's `previous_gen`, joined by spaces) as the
+    reply being continued."""
+    reference = "".join(REFERENCE.format(title=p["title"], text=p["text"]) for p in state.get("paragraphs") or [])
+    messages: list[BaseMessage] = [SystemMessage(IRCOT_SYSTEM),
+                                   HumanMessage(IRCOT_USER.format(reference=reference, question=state["question"]))]
+    if state.get("chain"):
+        messages.append(AIMessage(" ".join(state["chain"])))
+    return messages
+
+
+def parse_flashrag_thought(text: Any) -> str:
+    """One thought as FlashRAG keeps it: the text before the first period or newline (its stop strings, applied here
+    too for backends that ignore them), without surrounding spaces. Never raises."""
+    text = text if isinstance(text, str) else str(text)
+    for stop in THOUGHT_STOP:
+        text = text.split(stop, 1)[0]
+    return text.strip()
+
+
+def flashrag_answer(thoughts: list[str]) -> str:
+    """FlashRAG's ircot_pred_parse over the thoughts joined by spaces: the text after the first "So the answer is:"
+    (up to a second one), stripped; without it, the whole text."""
+    prediction = " ".join(thoughts)
+    return prediction.split(ANSWER_PREFIX)[1].strip() if ANSWER_PREFIX in prediction else prediction
+
+
+def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
+    """One iteration of FlashRAG's loop: a thought of at most `max_tokens` tokens from every paragraph so far. A
+    thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
+    FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
+    text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=THOUGHT_STOP,
+                               continue_reply=bool(state.get("chain")))
+    thought = parse_flashrag_thought(text)
+    update = close_cot_step(state, thought, problem="" if thought else "empty thought", **kept_retrieval(state))
+    update["calls"] = [record.parsed(not thought, "" if thought else "empty thought")]
+    iterations = len(state.get("trajectory") or []) + 1
+    if ANSWER_PREFIX in thought or iterations >= (ctx.max_sentences or 2):
+        update.update(answer=flashrag_answer(update["chain"]),
+                      finished_by="answer" if ANSWER_PREFIX in thought else "cap")
+    return update

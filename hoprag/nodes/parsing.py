@@ -251,15 +251,9 @@ _QUOTED_CALL = re.compile(r"""^[^\n]*?['"]function['"]\s*:\s*['"](search|finish)
 _KEYWORD_CALL = re.compile(r"""^\s*[`*]*\s*(search|finish)\s*\(\s*(?:(query|answer)\s*=\s*)?(['"])(.*)\3\s*\)""",
                            re.IGNORECASE)
 
-# An action written as a sentence ("Action 2: Search for the Tamworth manifesto.", "I'll use the search function to
-# find ..."): its words after "search for" / "search function to find" are the query.
-_PROSE_SEARCH = re.compile(r"^\s*[`*]*\s*(?:I(?:'ll| will)\s+)?(?:use\s+the\s+search\s+function\s+to\s+(?:find|look\s+up)"
-                           r"|search(?:\s+for)?)\s+(.+?)[\s.]*$", re.IGNORECASE)
 
-
-def _loose_call(action: str, prose: bool = False) -> tuple[str, str] | None:
-    """(function, value) from a call written with a stray quote or as a keyword call (or, with `prose`, a sentence
-    that asks to search), else None."""
+def _loose_call(action: str) -> tuple[str, str] | None:
+    """(function, value) from a call written with a stray quote or as a keyword call, else None."""
     line = action.strip().split("\n", 1)[0]
     for pattern in (_QUOTED_CALL, _KEYWORD_CALL):
         match = pattern.match(line)
@@ -267,21 +261,17 @@ def _loose_call(action: str, prose: bool = False) -> tuple[str, str] | None:
             function, key = match.group(1).lower(), (match.group(2) or "").lower()
             if not key or key == ("query" if function == "search" else "answer"):
                 return function, match.group(4)
-    match = _PROSE_SEARCH.match(line) if prose else None
-    if match and "{" not in line:
-        return "search", match.group(1).replace('"', "").strip(" '")
     return None
 
 
-def parse_rearag_action(text: str, lenient: bool = False, prose: bool = False) -> FunctionCall:
+def parse_rearag_action(text: str, lenient: bool = False) -> FunctionCall:
     """`Thought N: ...` and `Action N:` with `{'function': 'search'|'finish', 'parameters': {...}}`: the first
     object after the Action label (code fences, single quotes and trailing text are fine).
 
     `lenient` (small) also reads the shapes small models write instead: the function's name then its
     parameters (`Action 1: search {"query": ...}`), the parameters alone (`{"query": ...}`: a query is a
     search, an answer a finish), a keyword call (`search(query="...")`), and the official object with an
-    unescaped quote in its value (`{'query': 'Chiang Kai-shek's son'}`). `prose` (an option of its own) reads an
-    action written as a sentence that asks to search as a search for the sentence's rest."""
+    unescaped quote in its value (`{'query': 'Chiang Kai-shek's son'}`)."""
     text = text if isinstance(text, str) else str(text)
     thought_match = _REARAG_THOUGHT.search(text)
     thought = " ".join((thought_match.group(2) if thought_match else "").split())
@@ -292,7 +282,7 @@ def parse_rearag_action(text: str, lenient: bool = False, prose: bool = False) -
     action = text[action_match.end():]
     literal = _first_object(action)
     data = _as_data(literal) if literal is not None else None
-    loose = _loose_call(action, prose) if lenient and not isinstance(data, dict) else None
+    loose = _loose_call(action) if lenient and not isinstance(data, dict) else None
     if loose is not None and loose[1].strip():
         return FunctionCall(thought, loose[0], " ".join(loose[1].split()), number=number)
     if literal is None:

@@ -18,10 +18,9 @@ from hoprag.llm import call_llm, context_window, count_tokens, draw_seed, resolv
 from hoprag.nodes.choices import keep_to_choices
 from hoprag.nodes.generate import first_line, is_short
 from hoprag.nodes.parsing import FunctionCall, earlier_search, parse_rearag_action
-from hoprag.nodes.reasoner import MESSAGE_OVERHEAD, QUESTION_FIRST_THOUGHT, resample_repeats
+from hoprag.nodes.reasoner import MESSAGE_OVERHEAD, resample_repeats
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.react import CONCISE as SHARED_CONCISE
-from hoprag.prompts.react import REPEATED_QUERY
 from hoprag.prompts.rearag import (
     CONCISE,
     FORCE_FINISH,
@@ -138,8 +137,8 @@ def first_step(text: str) -> str:
 
 
 def read_action(text: str, ctx: Context) -> FunctionCall:
-    """A turn's call, read with the preset's leniency (`rearag_lenient_actions`, `rearag_prose_actions`)."""
-    return parse_rearag_action(text, lenient=bool(ctx.rearag_lenient_actions), prose=bool(ctx.rearag_prose_actions))
+    """A turn's call, read with the preset's leniency (`rearag_lenient_actions`)."""
+    return parse_rearag_action(text, lenient=bool(ctx.rearag_lenient_actions))
 
 
 def next_step(messages: list[BaseMessage], ctx: Context, role: str, budget: int, number: int,
@@ -192,16 +191,6 @@ def reason(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     return update
 
 
-def search_question(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
-    """Step 1 of `search_question_first` (an option, off in both presets): search the question itself, written as the reasoner's own
-    first turn in the official call format, with no reasoner call; the RAG engine answers it."""
-    question = " ".join(state["question"].split())
-    call = {"function": "search", "parameters": {"query": question}}
-    raw = f"Thought 1: {QUESTION_FIRST_THOUGHT}\nAction 1: {call!r}"
-    return {"pending": {"kind": "search", "thought": QUESTION_FIRST_THOUGHT, "action": repr(call), "query": question,
-                        "argument": question, "raw": raw, "problem": "", "question_first": True}}
-
-
 # The official code's answer model (src/infer.py): one generation config for the RAG engine and the concise answer.
 ANSWER_SAMPLING = {"temperature": 0.95, "top_p": 0.7}
 ANSWER_TOKENS = 1024
@@ -231,15 +220,10 @@ def rag_engine(state: ReaRAGState, runtime: Any = None) -> dict[str, Any]:
     """The observation is the RAG engine's answer to the query, not the documents."""
     ctx = context_of(runtime)
     pending = state["pending"]
-    earlier = earlier_search(state.get("trajectory", []), pending["query"], key="query") \
-        if ctx.refuse_repeated_queries or ctx.rearag_finish_on_repeat else None
-    if earlier and ctx.rearag_finish_on_repeat:
+    if ctx.rearag_finish_on_repeat and earlier_search(state.get("trajectory", []), pending["query"], key="query"):
         # The engine would answer the same and the greedy reasoner would ask again: the forced finish comes next,
         # after the last real observation (the repeat is not a step of the chain).
         return {"finished_by": "repeated"}
-    if earlier:  # the engine would give the same answer again
-        return {"trajectory": [{**pending, "observation": REPEATED_QUERY.format(step=earlier), "refused": True,
-                                "repeated": True}]}
     answer, documents, record = engine_answer(ctx, pending["query"])
     step = {**pending, "observation": answer, "retrieved_ids": [d.id for d in documents],
             "retrieved_titles": [d.title for d in documents]}

@@ -16,7 +16,6 @@ from hoprag.prompts.react import (
     REACT_GRAMMAR,
     REACT_INSTRUCTIONS,
     REACT_QUESTION,
-    REPEATED_QUERY,
     SHORT_ANSWER,
 )
 from hoprag.state import AgentState
@@ -160,14 +159,9 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
     update: dict[str, Any] = {"calls": records, "pending": step,
                               "dropped_observations": max(dropped, state.get("dropped_observations", 0))}
     if action.kind == "search":
-        earlier = earlier_search(trajectory, action.argument)
-        if earlier:
+        if earlier_search(trajectory, action.argument):
             step["repeated"] = True
             update["repeated_queries"] = 1
-            if ctx.refuse_repeated_queries:  # the same pages again would only spend a step
-                step["refused"] = True
-                step["observation"] = REPEATED_QUERY.format(step=earlier)
-                update["trajectory"] = [step]
     elif action.kind == "invalid":
         # The malformed turn is a step of its own whose observation tells the reasoner how to recover.
         step["observation"] = (
@@ -181,24 +175,6 @@ def reason(state: AgentState, runtime: Any = None) -> dict[str, Any]:
         update["answer"] = action.argument
         update["finished_by"] = "finish"
     return update
-
-
-QUESTION_FIRST_THOUGHT = "I will first search for the question itself."
-
-
-def search_question(state: AgentState, runtime: Any = None) -> dict[str, Any]:
-    """Step 1 of `search_question_first`: search the question itself, as IRCoT, FLARE and ReSP begin, with no
-    reasoner call; the step is shown to the reasoner as its own first turn."""
-    question = " ".join(state["question"].split())
-    step = {"thought": QUESTION_FIRST_THOUGHT, "action": f"search[{question}]", "kind": "search", "entity": "",
-            "query": question, "argument": question, "problem": "", "question_first": True,
-            "raw": f"Thought 1: {QUESTION_FIRST_THOUGHT}\nAction 1: search[{question}]"}
-    return {"pending": step}
-
-
-def route_start(state: Any, runtime: Any = None) -> str:
-    """The entry of the ReAct family and ReaRAG (`Any` state: LangGraph would add a typed state's channels)."""
-    return "search_question" if context_of(runtime).search_question_first else "reason"
 
 
 def after_answer(ctx: Context) -> str:
@@ -218,7 +194,7 @@ def route_after_reason(state: AgentState, runtime: Any = None) -> str:
         return after_answer(ctx)
     if len(state.get("trajectory", [])) >= ctx.max_steps:
         return "synthesize"
-    if state["pending"]["kind"] == "search" and not state["pending"].get("refused"):
+    if state["pending"]["kind"] == "search":
         return "retrieve"
     return "reason"
 

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from hoprag.context import Context, context_of
-from hoprag.errors import HopragError
+from hoprag.errors import RunUnavailableError
 from hoprag.llm import call_llm, resolve_spec
 from hoprag.nodes.generate import first_line
 from hoprag.prompts.recomp import (
@@ -85,7 +85,7 @@ def _transformers(compressor: str) -> Any:
         import torch  # noqa: F401
         import transformers
     except ImportError as error:
-        raise HopragError(f"recomp_compressor '{compressor}' needs transformers and torch (pip install 'hoprag[st]'); "
+        raise RunUnavailableError(f"recomp_compressor '{compressor}' needs transformers and torch (pip install 'hoprag[st]'); "
                           "or use recomp_compressor=llm") from error
     return transformers
 
@@ -124,7 +124,7 @@ def _load(compressor: str, checkpoint: str, model_class: str) -> tuple[Any, Any,
             continue
         device = "cuda" if torch.cuda.is_available() else "cpu"
         return tokenizer, model.to(device).eval(), device
-    raise HopragError(
+    raise RunUnavailableError(
         f"recomp_compressor '{compressor}' needs the {checkpoint} weights, which could not be loaded "
         f"({type(error).__name__}); download them where there is network (huggingface-cli download {checkpoint}) "
         "and copy the Hugging Face cache here, or set recomp_checkpoint to a local folder, or use "

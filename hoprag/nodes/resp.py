@@ -21,7 +21,6 @@ class ReSPState(TypedDict, total=False):
     question: str
     sub_question: str
     documents: list[dict[str, Any]]
-    passages: Annotated[list[dict[str, Any]], operator.add]  # every iteration's documents, for `resp_reader`
     # The paper's two memory queues; each node appends, nothing overwrites.
     global_evidence: Annotated[list[str], operator.add]
     local_pathway: Annotated[list[dict[str, str]], operator.add]
@@ -47,7 +46,7 @@ def passages_text(documents: Iterable[dict[str, Any]]) -> str:
 
 
 def with_documents(documents: Iterable[dict[str, Any]], memory: str) -> str:
-    """The memory queues behind the passages themselves (`resp_local_input='documents'`, `resp_reader`)."""
+    """The memory queues behind the passages themselves (`resp_local_input='documents'`)."""
     return f"[Retrieved documents]\n{passages_text(documents)}\n{memory}"
 
 
@@ -55,7 +54,7 @@ def resp_retrieve(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     sub_question = state.get("sub_question") or state["question"]
     documents = [d.to_dict() for d in search(ctx, sub_question)]
-    return {"sub_question": sub_question, "documents": documents, "passages": documents}
+    return {"sub_question": sub_question, "documents": documents}
 
 
 def summarize(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
@@ -150,8 +149,6 @@ def route_after_plan(state: ReSPState, runtime: Any = None) -> str:
 def generate(state: ReSPState, runtime: Any = None) -> dict[str, Any]:
     ctx = context_of(runtime)
     reference = combined_memory(state)
-    if ctx.resp_reader:  # the passages themselves, not only what the summarizer made of them
-        reference = with_documents({d["id"]: d for d in state.get("passages") or []}.values(), reference)
     # The preset's output cap (ReSP §4.2: "the maximum output length is set to 200").
     text, record, _ = call_llm("generator", GENERATE.format(memory=reference, question=state["question"]), ctx)
     finished_by = "sufficient" if state.get("sufficient") else ("repeated" if state.get("refused") else "cap")

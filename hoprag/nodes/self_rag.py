@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from hoprag.context import Context, context_of, given
-from hoprag.errors import HopragError, NoLogprobsError
+from hoprag.errors import NoLogprobsError, RunUnavailableError
 from hoprag.llm import call_llm, resolve_spec, top_token_logprobs
 from hoprag.prompts.self_rag import SELF_RAG_NO_RETRIEVAL, SELF_RAG_PARAGRAPH, SELF_RAG_PROMPT
 from hoprag.state import RunState
@@ -39,7 +39,7 @@ DEFAULT_THRESHOLD = 0.2
 DEFAULT_TOP_LOGPROBS = 20
 
 
-class NotSelfRagModelError(HopragError):
+class NotSelfRagModelError(RunUnavailableError):
     """The generator is not a Self-RAG checkpoint, so the reflection tokens Self-RAG reads do not exist."""
 
 

@@ -44,10 +44,6 @@ Question: {question}"""
 # Appended to the finish action's description by the `short_answer_instruction` option (small preset).
 SHORT_ANSWER = " The answer is only the few words that answer the question (the specific name, date, number, or yes/no), never a sentence."
 
-# The observation of a refused repeated search (`refuse_repeated_queries`, small preset).
-REPEATED_QUERY = ("You already searched for this in step {step}; its observation is above. Search for a different "
-                  "entity or query, or finish with the answer.")
-
 # At the step cap T: "a final answer is synthesized based on the full history and the collected notes"
 # (NotesWriting §3.2). The history is the reasoner's own chat turns; this is the last user turn.
 SYNTHESIZE = """You have reached the step limit. Based on the full history above{and_notes}, give the final answer to the question: {question}{short_answer}

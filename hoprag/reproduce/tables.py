@@ -18,11 +18,6 @@ from hoprag.errors import HopragError
 TABLES_PACKAGE = "hoprag.reproduce"
 TABLES_FOLDER = "tables"
 
-# Methods and presets that are being built now: a row may name them before they land. Once a method is
-# registered in hoprag.graphs.METHODS (or a preset in hoprag.presets.PRESET_NAMES), its rows become runnable
-# with no change here.
-PLANNED_METHODS = frozenset({"chatcot", "infogent", "sure", "recomp", "replug", "self-rag", "long-context"})
-PLANNED_PRESETS = frozenset({"flashrag"})
 
 
 class TableFormatError(HopragError):
@@ -46,6 +41,7 @@ class Dataset:
     questions: int | None  # how many questions the paper evaluated (None: not stated)
     selection: str | None  # which ones: "first", "random", ...
     metric: str | None = None  # the one metric this column reports, where the table mixes metrics per column
+    filter: str | None = None  # FRAMES: the reasoning type the questions are tagged with (the spec's #filter)
     note: str | None = None
 
 
@@ -58,6 +54,7 @@ class Row:
     group: str | None = None  # the block the row sits in (a model, "Vanilla RAG", ...), None where the table has none
     setting: dict[str, Any] = field(default_factory=dict)  # overrides of the table's setting (e.g. the model)
     not_implementable: str | None = None  # why no hoprag method can produce the row (with method None)
+    ours: bool = False  # the paper's own method: its claimed ordering over the other rows is checked
     note: str | None = None
 
     @property
@@ -157,8 +154,8 @@ def load_tables() -> list[Table]:
 
 
 def row_status(row: Row) -> tuple[str, str]:
-    """Whether hoprag can re-measure a row now: ("runnable", ""), ("planned", what is missing) for a method or
-    preset being built, or ("not implementable", why)."""
+    """Whether hoprag can re-measure a row: ("runnable", ""), ("unknown", the method or preset hoprag does not
+    have), or ("not implementable", why)."""
     from hoprag.graphs import METHODS
     from hoprag.presets import PRESET_NAMES
 
@@ -168,10 +165,7 @@ def row_status(row: Row) -> tuple[str, str]:
                if name not in known]
     if not missing:
         return "runnable", ""
-    unknown = [f"{kind} {name}" for kind, name in missing if name not in PLANNED_METHODS | PLANNED_PRESETS]
-    if unknown:
-        return "unknown", ", ".join(unknown)
-    return "planned", ", ".join(f"{kind} {name}" for kind, name in missing) + " (being built)"
+    return "unknown", ", ".join(f"{kind} {name}" for kind, name in missing)
 
 
 def paper_label(table: Table) -> str:
@@ -189,7 +183,7 @@ def list_rows() -> list[dict[str, Any]]:
             "id": table.id, "paper": f"{paper_label(table)} {table.table}",
             "metrics": ", ".join(m.label for m in table.metrics if m.id in used),
             "datasets": ", ".join(d.label for d in table.datasets), "rows": len(table.rows),
-            "runnable": statuses.count("runnable"), "planned": statuses.count("planned"),
+            "runnable": statuses.count("runnable"), "unknown": statuses.count("unknown"),
             "not_implementable": statuses.count("not implementable"),
         })
     return listing

@@ -29,12 +29,15 @@ import numpy as np
 
 from hoprag.documents import Document
 from hoprag.errors import HopragError
-from hoprag.paths import indexes_dir
+from hoprag.jsonfile import read_json as _read_json
+from hoprag.jsonfile import write_json as _write_json
 from hoprag.retrievers.corpus import TABLE_FILES, OffsetCorpus, build_table
-from hoprag.retrievers.embedders import make_embedder
-from hoprag.retrievers.index import Index, _now, _read_json, _write_json
+from hoprag.retrievers.embedders import Embedder, make_embedder
+from hoprag.retrievers.manifests import FAISS_KIND as KIND
+from hoprag.retrievers.manifests import faiss_manifest, list_faiss_manifests  # noqa: F401 (re-exported)
+from hoprag.retrievers.manifests import index_folder as _folder
+from hoprag.retrievers.manifests import now as _now
 
-KIND = "faiss"
 INDEX_FILE = "index.faiss"  # where `compact` writes its index, inside the new index's folder
 DEFAULT_REFINE = 40  # re-rank k x 40 IVF-PQ candidates exactly: near Flat's recall@5 for 200 row reads a query
 # faiss's on-disk IndexFlat: fourcc, d (int32), ntotal (int64), two unused int64, is_trained (1 byte),
@@ -74,29 +77,6 @@ def read_faiss(path: Path, mmap: bool = True) -> Any:
 
 def _metric(index: Any) -> str:
     return "ip" if index.metric_type == load_faiss().METRIC_INNER_PRODUCT else "l2"
-
-
-def _folder(name: str) -> Path:
-    from hoprag.retrievers.index import _NAME_RE
-
-    if not _NAME_RE.match(name):
-        raise HopragError(f"invalid index name '{name}': use letters, digits, '.', '_' and '-'")
-    return indexes_dir() / name
-
-
-def faiss_manifest(name: str) -> dict[str, Any] | None:
-    """The manifest of the faiss index `name`, or None when `name` is no faiss index (always local files,
-    also when the Chroma indexes live on a server)."""
-    try:
-        manifest = _read_json(_folder(name) / "manifest.json")
-    except HopragError:
-        return None
-    return manifest if manifest and manifest.get("kind") == KIND else None
-
-
-def list_faiss_manifests() -> list[dict[str, Any]]:
-    found = [_read_json(p) for p in sorted(indexes_dir().glob("*/manifest.json"))]
-    return [m for m in found if m and m.get("kind") == KIND]
 
 
 def _check(name: str, index: Any, rows: int, embedder_dim: int | None, embedder: str) -> None:
@@ -240,13 +220,14 @@ class _FaissCollection:
         return out
 
 
-class FaissIndex(Index):
-    """An opened faiss index + corpus, with the interface of a Chroma index (dense only, no BM25)."""
+class FaissIndex:
+    """An opened faiss index + corpus, with the interface of a Chroma index (hoprag.retrievers.index.Index): dense
+    only, no BM25."""
 
-    def __init__(self, name: str, manifest: dict[str, Any]) -> None:  # noqa: D107 (Index.__init__ opens Chroma)
+    def __init__(self, name: str, manifest: dict[str, Any]) -> None:
         self.name = name
         self.folder = _folder(name)
-        self.place = _LocalPlace(name, self.folder)  # type: ignore[assignment]
+        self.place = _LocalPlace(name, self.folder)
         self.manifest = manifest
         self.embedder_name = manifest["embedder"]
         self.dense, self.has_bm25, self.bm25, self.bm25_ids = True, False, None, []
@@ -275,6 +256,10 @@ class FaissIndex(Index):
 
     def by_title(self, title: str) -> list[Document]:
         return self.corpus.by_title(title)
+
+    @property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.embedder_name)
 
 
 def _refine_rows(name: str, manifest: dict[str, Any]) -> FlatRows:
@@ -341,12 +326,11 @@ def compact_index(name: str, to: str, nlist: int | None = None, m: int = 64, tra
     pure IVF-PQ. The manifest has `recall_at_5_pq` and `recall_at_5_refined`: the overlap of each form's top 5
     with the source index's top 5 over `queries` (default: the titles of `sample_queries` corpus passages, as
     queries), and `recall_at_5`, the registered form's. Memory: one chunk of vectors plus the training sample."""
-    from hoprag.retrievers.index import open_index
-
     faiss = load_faiss()
-    source = open_index(name)
-    if not isinstance(source, FaissIndex):
+    registered = faiss_manifest(name)
+    if registered is None:
         raise HopragError(f"index {name} is no faiss index; compact works on indexes registered with hoprag index add")
+    source = FaissIndex(name, registered)
     flat = source.faiss_index
     count, dim = int(flat.ntotal), int(flat.d)
     if m < 1 or dim % m:

@@ -23,7 +23,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -51,12 +50,15 @@ from hoprag.jsonfile import write_json as _write_json
 from hoprag.memory import fix_mmap_threshold, release_freed_memory  # noqa: E402
 from hoprag.paths import indexes_dir  # noqa: E402
 from hoprag.retrievers.embedders import DEFAULT_EMBEDDER, Embedder, make_embedder  # noqa: E402
+from hoprag.retrievers.faiss_index import FaissIndex  # noqa: E402
+from hoprag.retrievers.manifests import NAME_RE as _NAME_RE  # noqa: E402
+from hoprag.retrievers.manifests import faiss_manifest, list_faiss_manifests  # noqa: E402
+from hoprag.retrievers.manifests import now as _now  # noqa: E402
 from hoprag.retrievers.sources import iter_source  # noqa: E402
 
 COLLECTION = "passages"  # the collection of a local index folder
 COLLECTION_PREFIX = "hoprag-"  # a server holds many indexes: hoprag-NAME each
 HNSW = {"hnsw": {"space": "cosine", "ef_search": 200, "ef_construction": 200}}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 @functools.cache  # one EmbeddingFunction class per process
@@ -146,10 +148,6 @@ def server_errors(url: str | None) -> Iterator[None]:
         raise
 
 
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class _RateColumn(ProgressColumn):
@@ -304,8 +302,6 @@ def build_index(name: str, source: str, embedder: str | None = None, batch_size:
     index is built in memory at the end (about 1 KB a passage); `bm25=False` skips it, for dense-only
     indexes of corpora too large for that.
     """
-    from hoprag.retrievers.faiss_index import faiss_manifest
-
     if faiss_manifest(name) is not None:
         raise HopragError(f"index {name} is a read-only faiss index (hoprag index add); build into another name")
     place = _Place(name)
@@ -467,8 +463,6 @@ def list_indexes() -> list[dict[str, Any]]:
             collections = chroma_client(url).list_collections()
         manifests = [json.loads(c.metadata["hoprag_manifest"]) for c in collections
                      if c.name.startswith(COLLECTION_PREFIX) and "hoprag_manifest" in (c.metadata or {})]
-        from hoprag.retrievers.faiss_index import list_faiss_manifests
-
         manifests += list_faiss_manifests()  # faiss indexes are local files whichever server holds the others
         return sorted((m for m in manifests if m.get("name")), key=lambda m: m["name"])
     found = []
@@ -487,8 +481,6 @@ def _missing(name: str) -> UnknownSpecError:
 
 
 def index_info(name: str) -> dict[str, Any]:
-    from hoprag.retrievers.faiss_index import faiss_manifest
-
     if (registered := faiss_manifest(name)) is not None:
         return {**registered, "path": str(indexes_dir() / name)}
     place = _Place(name)
@@ -567,7 +559,9 @@ def _to_document(doc_id: str, text: str | None, metadata: dict[str, Any] | None,
     return Document(id=doc_id, title=title, text=text or "", source=source, score=score, metadata=metadata)
 
 
-_OPEN: dict[str, tuple[str, Index]] = {}
+# What open_index returns: a Chroma + BM25 index, or a read-only faiss index with the same interface.
+OpenedIndex = Index | FaissIndex
+_OPEN: dict[str, tuple[str, OpenedIndex]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
@@ -576,10 +570,8 @@ def _forget(name: str) -> None:
         _OPEN.pop(name, None)
 
 
-def open_index(name: str) -> Index:
+def open_index(name: str) -> OpenedIndex:
     """The process-wide opened index `name` (cached per location and manifest update)."""
-    from hoprag.retrievers.faiss_index import FaissIndex, faiss_manifest
-
     registered = faiss_manifest(name)  # a read-only faiss index (`hoprag index add`): local files, same interface
     if registered is not None:
         # the whole manifest: two homes (or a re-registration within one second) must not share an opened index
@@ -588,7 +580,7 @@ def open_index(name: str) -> Index:
             cached = _OPEN.get(f"faiss:{name}")
             if cached and cached[0] == key:
                 return cached[1]
-            index: Index = FaissIndex(name, registered)
+            index: OpenedIndex = FaissIndex(name, registered)
             _OPEN[f"faiss:{name}"] = (key, index)
             return index
     place = _Place(name)

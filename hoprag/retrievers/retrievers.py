@@ -10,7 +10,7 @@ from typing import Any, Literal
 from hoprag.documents import Document
 from hoprag.errors import HopragError, UnknownSpecError
 from hoprag.retrievers.base import KINDS, VALUES_HELP, Retriever, _is_index  # noqa: F401 (re-exported)
-from hoprag.retrievers.index import Index, _to_document, bm25_tokenizer, open_index, server_errors
+from hoprag.retrievers.index import OpenedIndex, _to_document, bm25_tokenizer, open_index, server_errors
 
 RRF_K = 60
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
@@ -20,7 +20,7 @@ class IndexRetriever(Retriever):
     index: str
 
     @property
-    def opened(self) -> Index:
+    def opened(self) -> OpenedIndex:
         return open_index(self.index)
 
     def by_title(self, title: str) -> list[Document]:
@@ -63,7 +63,7 @@ _TOKENIZERS: dict[str, Any] = {}
 _TOKENIZER_LOCK = threading.Lock()
 
 
-def _query_tokenizer(index: Index) -> Any:
+def _query_tokenizer(index: OpenedIndex) -> Any:
     key = str(index.folder) + "|" + str(index.manifest.get("updated"))
     with _TOKENIZER_LOCK:
         if key not in _TOKENIZERS:

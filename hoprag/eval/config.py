@@ -1,0 +1,125 @@
+"""`hoprag eval --config FILE`: the eval command's flags read from a TOML file, or from a finished run's summary.json.
+
+A TOML file's keys are the flags' names with underscores (`max_steps`, `llm_cache`, `out`), and `[option]` is a
+table of Context options (what `--option KEY=VALUE` sets). A summary.json's recorded `config` is read as the same
+keys, so `hoprag eval --config runs/x/summary.json --out runs/y` runs x's configuration again. Flags given on the
+command line win over the file; the file's `[option]` entries are merged with `--option` (which win per key).
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import typing
+from pathlib import Path
+from typing import Any
+
+from hoprag.context import METHOD_ROLES, Context
+from hoprag.errors import HopragError
+
+OPTION_KEY = "option"  # the table of Context options
+# What a run records that does not decide its answers, or that the other recorded keys already say: not read back.
+RECORDED_ONLY = {"dataset_identity", "preset_options", "git_commit", "machine", "finished", "seed_runs"}
+# What a run records under its flags' own names (the rest are Context options, the models, the judge, the seeds).
+RECORDED_FLAGS = {"method", "dataset", "limit", "questions", "concurrency"}
+
+
+def flag_key(param: Any) -> str:
+    """A command parameter's key in a config file: its longest flag, without dashes (`--max-steps` is max_steps)."""
+    return max(param.opts, key=len).lstrip("-").replace("-", "_")
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The keys of a config file: a TOML file as written, a summary.json (`.json`) as the keys of its config."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise HopragError(f"--config {path}: cannot read it ({error.strerror or error})") from None
+    if path.suffix == ".json":
+        try:
+            summary = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise HopragError(f"--config {path}: not valid JSON ({error}); give a TOML file or a run's summary.json") \
+                from None
+        config = summary.get("config") if isinstance(summary, dict) else None
+        if not isinstance(config, dict):
+            raise HopragError(f"--config {path}: not a summary.json of hoprag eval (it has no config); give a TOML "
+                              "file or a run's summary.json")
+        return keys_of_recorded_run(config, path)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise HopragError(f"--config {path}: not valid TOML ({error})") from None
+
+
+def keys_of_recorded_run(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A run's recorded config (summary.json's `config`) as config-file keys: the models by role, the judge, the
+    seeds, the auto index as `auto`, and every recorded Context option (preset-resolved) in the option table."""
+    from hoprag.eval.runner import BEFORE_RECORDED
+
+    context_fields = set(typing.get_type_hints(Context))
+    keys: dict[str, Any] = {}
+    options: dict[str, Any] = {k: v for k, v in BEFORE_RECORDED.items() if k not in config}
+    for key, value in config.items():
+        if key in RECORDED_ONLY or value is None:
+            continue
+        if key == "models" and isinstance(value, dict):
+            keys.update({f"{role}_llm": spec for role, spec in value.items() if role in METHOD_ROLES and spec})
+        elif key == "eval_judge":
+            keys["judge"] = value
+        elif key == "seeds" and isinstance(value, list) and value:  # a --seeds run: its first seed and how many
+            if value != list(range(value[0], value[0] + len(value))):
+                raise HopragError(f"--config {path}: the merged seeds {value} are not consecutive; give one seed's "
+                                  "summary.json (its seed-N folder) instead")
+            keys.update(seed=value[0], seeds=len(value))
+        elif key == "index" and isinstance(value, str) and value.startswith("auto-"):
+            keys["index"] = "auto"  # the dataset's own closed-corpus index, named by its content: auto builds it
+        elif key in context_fields:
+            options[key] = value
+        elif key in RECORDED_FLAGS:
+            keys[key] = value
+        elif isinstance(value, dict | list) or value:
+            raise HopragError(f"--config {path}: the run had {key}={value!r}, an option this version of hoprag does "
+                              "not have; it cannot be reproduced here")
+        # else: an option an earlier version had, recorded off (False, 0): off is the behaviour this version has
+    return {**keys, OPTION_KEY: options}
+
+
+def option_pairs(table: Any, path: Path) -> list[str]:
+    """The `[option]` table as `--option KEY=VALUE` pairs (parse_options reads them by each field's type)."""
+    if not isinstance(table, dict):
+        # no square brackets in the line: the console would read them as markup
+        raise HopragError(f"--config {path}: {OPTION_KEY} must be a table of Context options (an {OPTION_KEY} table "
+                          "header, then lines like grounded_notes = false)")
+    return [f"{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in table.items()
+            if value is not None]
+
+
+def apply_config_file(path: Path, click_ctx: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """`given` (the command's parameters by name) with the file's values for every flag not given on the command
+    line; `--option` pairs after the file's, so they win. Unknown keys and bad values: one HopragError line."""
+    import difflib
+
+    params = {flag_key(p): p for p in click_ctx.command.params if p.name in given}
+    values = read_config_file(path)
+    unknown = sorted(set(values) - set(params))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(params), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise HopragError(f"--config {path}: unknown key {unknown[0]!r}{hint}; the keys are the hoprag eval flags with "
+                          f"underscores ({', '.join(sorted(params))}), Context options in the {OPTION_KEY} table")
+    merged = dict(given)
+    for key, value in values.items():
+        param = params[key]
+        if key == OPTION_KEY:
+            merged[param.name] = option_pairs(value, path) + list(given.get(param.name) or [])
+            continue
+        source = click_ctx.get_parameter_source(param.name)
+        if source is not None and source.name == "COMMANDLINE":
+            continue  # the flag wins over the file
+        try:
+            merged[param.name] = param.process_value(click_ctx, value)
+        except Exception as error:  # click's BadParameter: its message says what the flag takes
+            message = error.format_message() if hasattr(error, "format_message") else str(error)
+            raise HopragError(f"--config {path}: {key} = {value!r}: {message}") from None
+    return merged

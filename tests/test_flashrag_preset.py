@@ -1,0 +1,239 @@
+"""The `flashrag` preset: the methods of FlashRAG's benchmark table with FlashRAG's settings. IRCoT as FlashRAG's
+IRCOTPipeline runs it (`ircot_style=flashrag`), standard RAG with FlashRAG's prompt as its code sends it, and a method
+FlashRAG does not run refused in one line."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+from langchain_core.messages import AIMessage, SystemMessage
+
+from hoprag.context import Context
+from hoprag.documents import Document
+from hoprag.errors import UnknownSpecError
+from hoprag.eval.runner import run_eval
+from hoprag.llm import ScriptedChatModel, register_fake
+from hoprag.nodes.ircot import flashrag_answer, flashrag_paragraphs, parse_flashrag_thought
+from hoprag.nodes.retrieve import register_retriever
+from hoprag.presets import PRESET_NAMES, PRESETS, option_reason, preset_options
+from hoprag.prompts.baselines import FLASHRAG_SYSTEM
+from hoprag.prompts.ircot_flashrag import IRCOT_EXAMPLE, IRCOT_INSTRUCTION
+from hoprag.reproduce.tables import load_tables, row_status
+from hoprag.run import run_question
+
+from .test_cli import assert_one_line_error, hoprag
+from .test_presets_show import shown
+
+QUESTION = "Which band released Counterparts?"
+
+
+class ScoredDocs:
+    """Two passages per query with falling scores (the first retrieved highest), and every query it saw."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def search(self, query: str, k: int) -> list[Document]:
+        self.queries.append(query)
+        n = len(self.queries)
+        return [Document(id=f"s{n}-d{i}", title=f"Page {n}.{i}", text=f"Passage {i} of search {n}.",
+                         score=float(10 * n - i)) for i in range(2)]
+
+
+def ircot_run(replies: list[str], preset: str = "flashrag", **options):
+    """IRCoT over ScoredDocs with one scripted model; returns the result, the retriever and every call's messages."""
+    retriever = ScoredDocs()
+    register_retriever("flashrag-index", retriever)
+    seen: list[list] = []
+    script = iter(replies)
+
+    def reply(messages):
+        seen.append(list(messages))
+        return next(script)
+
+    spec = register_fake("fake:flashrag-ircot", ScriptedChatModel(reply))
+    ctx = Context(index="flashrag-index", llm=spec, preset=preset, **options)
+    return run_question("ircot", QUESTION, ctx), retriever, seen
+
+
+# ---------------------------------------------------------------- IRCoT as FlashRAG's IRCOTPipeline
+
+
+def test_flashrag_ircot_retrieves_with_the_question_then_the_thought_and_ends_at_so_the_answer_is():
+    result, retriever, seen = ircot_run(["Counterparts is an album by Rush", "So the answer is: Rush"])
+    assert retriever.queries == [QUESTION, "Counterparts is an album by Rush"]
+    assert result["answer"] == "Rush" and result["finished_by"] == "answer"
+    assert len(seen) == 2
+    # The second call continues the first thought as the model's own reply (FlashRAG's previous_gen).
+    assert isinstance(seen[1][-1], AIMessage) and seen[1][-1].content == "Counterparts is an album by Rush"
+    assert not isinstance(seen[0][-1], AIMessage)
+
+
+def test_flashrag_ircot_prompt_is_the_one_shot_2wiki_demonstration_and_wikipedia_titles():
+    _, _, seen = ircot_run(["So the answer is: Rush"])
+    system, user = seen[0][0], seen[0][1]
+    assert isinstance(system, SystemMessage) and system.content == f"{IRCOT_INSTRUCTION}\n\n{IRCOT_EXAMPLE}"
+    assert "Question: Are both Kurram Garhi and Trojkrsti located in the same country?" in system.content
+    assert "So the answer is: no." in system.content and "<s>" not in system.content
+    assert user.content == ("Wikipedia Title: Page 1.0\nPassage 0 of search 1.\n\n"
+                            "Wikipedia Title: Page 1.1\nPassage 1 of search 1.\n\n"
+                            f"Question: {QUESTION}\nThought:")
+
+
+def test_figure4_style_is_the_default_and_differs():
+    """The option is what changes the method: `paper` runs the NotesWriting paper's Figure 4 prompt."""
+    result, _, seen = ircot_run(["<s>Rush released Counterparts.</s> <answer>Rush</answer>"], preset="paper")
+    assert "Step-by-step reasoning:" in seen[0][-1].content and "Kurram Garhi" not in seen[0][-1].content
+    assert result["answer"] == "Rush"
+
+
+def test_flashrag_ircot_stops_after_max_iter_thoughts_and_answers_with_every_thought():
+    result, retriever, seen = ircot_run(["Counterparts is an album", "It was released by Rush", "unused"])
+    assert len(seen) == 2  # max_iter 2: no third thought, and no retrieval after the last one
+    assert retriever.queries == [QUESTION, "Counterparts is an album"]
+    assert result["finished_by"] == "cap"
+    assert result["answer"] == "Counterparts is an album It was released by Rush"  # ircot_pred_parse without the prefix
+
+
+def test_flashrag_ircot_max_iter_is_max_sentences():
+    result, retriever, seen = ircot_run(["One", "Two", "Three", "So the answer is: Rush"],
+                                        max_sentences=5)
+    assert len(seen) == 4 and retriever.queries == [QUESTION, "One", "Two", "Three"]
+    assert result["answer"] == "Rush"
+
+
+def test_a_thought_is_cut_at_its_first_period_or_newline():
+    # A backend that ignores the stop strings: the thought is still FlashRAG's one sentence, so the "So the answer
+    # is:" after the period does not count.
+    result, retriever, _ = ircot_run(["Rush made it. So the answer is: Rush", "Rush is a band\nSo the answer is: x"])
+    assert retriever.queries == [QUESTION, "Rush made it"]
+    assert result["finished_by"] == "cap" and result["answer"] == "Rush made it Rush is a band"
+
+
+def test_flashrag_paragraphs_keep_every_document_sorted_by_best_score_ascending():
+    result, _, seen = ircot_run(["Counterparts is an album", "So the answer is: Rush"])
+    second = seen[1][1].content
+    order = [line for line in second.splitlines() if line.startswith("Wikipedia Title:")]
+    # Search 1 scored 10, 9; search 2 scored 20, 19: all four kept, lowest score first (FlashRAG's reverse=False).
+    assert order == ["Wikipedia Title: Page 1.1", "Wikipedia Title: Page 1.0", "Wikipedia Title: Page 2.1",
+                     "Wikipedia Title: Page 2.0"]
+    again = flashrag_paragraphs([{"id": "a", "score": 1.0}], [{"id": "a", "score": 5.0}, {"id": "b", "score": 3.0}])
+    assert [(p["id"], p["score"]) for p in again] == [("b", 3.0), ("a", 5.0)]  # a paragraph keeps its best score
+
+
+def test_flashrag_answer_is_ircot_pred_parse():
+    assert flashrag_answer(["Rush made it", "So the answer is: Rush"]) == "Rush"
+    assert flashrag_answer(["no prefix here"]) == "no prefix here"
+    assert flashrag_answer(["So the answer is:"]) == ""
+    assert flashrag_answer([]) == ""
+
+
+def test_two_hundred_malformed_thoughts_never_crash_the_parsers_or_the_graph():
+    rng = random.Random(95)
+    alphabet = string.printable + "<>/.:\u00e9\u4e2d"
+    texts = ["", " ", ".", "\n", "So the answer is:", "So the answer is: .", "....", "\n\nSo the answer is: x"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(192)]
+    for text in texts:
+        thought = parse_flashrag_thought(text)
+        assert "." not in thought and "\n" not in thought and thought == thought.strip()
+        assert isinstance(flashrag_answer([thought, thought]), str)
+    assert parse_flashrag_thought(None) == "None"  # not a string: read as its text
+    for start in range(0, 40, 2):
+        result, _, _ = ircot_run(texts[start:start + 2])
+        assert isinstance(result["answer"], str) and result["finished_by"] in ("answer", "cap")
+
+
+# ---------------------------------------------------------------- standard RAG with FlashRAG's prompt
+
+
+def rag_run(preset: str):
+    retriever = ScoredDocs()
+    register_retriever("flashrag-rag-index", retriever)
+    seen: list[list] = []
+
+    def reply(messages):
+        seen.append(list(messages))
+        return "Rush\nand more words"
+
+    spec = register_fake("fake:flashrag-rag", ScriptedChatModel(reply))
+    return run_question("rag", QUESTION, Context(index="flashrag-rag-index", llm=spec, preset=preset)), seen
+
+
+def test_flashrag_rag_sends_flashrags_system_and_user_prompts_verbatim():
+    result, seen = rag_run("flashrag")
+    system, user = seen[0]
+    assert system.content == FLASHRAG_SYSTEM.format(
+        reference="Doc 1(Title: Page 1.0) Passage 0 of search 1.\nDoc 2(Title: Page 1.1) Passage 1 of search 1.\n")
+    assert system.content.startswith("Answer the question based on the given document.Only give me the answer")
+    assert user.content == f"Question: {QUESTION}"
+    assert result["answer"] == "Rush\nand more words"  # FlashRAG scores the whole reply
+    paper, seen = rag_run("paper")
+    assert len(seen[0]) == 1 and "Doc 1 (Title: Page 1.0)" in seen[0][0].content and paper["answer"] == "Rush"
+
+
+# ---------------------------------------------------------------- the preset's values and the methods it has
+
+
+FLASHRAG_METHODS = {"rag", "ircot", "flare", "iter-retgen", "self-ask", "sure", "recomp", "replug", "self-rag", "rearag"}
+
+
+def test_flashrag_is_a_preset_with_flashrags_global_setting_and_no_adaptation():
+    assert "flashrag" in PRESET_NAMES and set(PRESETS["flashrag"][1]) == FLASHRAG_METHODS
+    shared = preset_options("flashrag", None)
+    assert (shared["temperature"], shared["k"], shared["max_tokens"]) == (0.0, 5, 32)
+    assert not shared["concise_answer"] and not shared["answer_choices"] and not shared["short_answer_instruction"]
+    ircot = Context(preset="flashrag").resolved("ircot")
+    assert (ircot.ircot_style, ircot.max_sentences, ircot.ircot_reader) == ("flashrag", 2, False)
+    flare = Context(preset="flashrag").resolved("flare")
+    assert (flare.flare_theta, flare.flare_beta, flare.max_sentences) == (0.2, 0.2, 5)
+    rearag = Context(preset="flashrag").resolved("rearag")
+    assert (rearag.temperature, rearag.k, rearag.max_steps, rearag.max_tokens) == (0.0, 5, 15, 1024)
+    assert Context(preset="flashrag").resolved("rag").rag_prompt == "flashrag"
+
+
+def test_methods_whose_paper_values_follow_flashrag_share_them():
+    for method in ("iter-retgen", "self-ask", "sure", "recomp", "replug", "self-rag"):
+        assert PRESETS["flashrag"][1][method] is PRESETS["paper"][1][method], method
+        for option in PRESETS["flashrag"][1][method]:
+            assert option_reason("flashrag", method, option) == option_reason("paper", method, option)
+    assert PRESETS["flashrag"][1]["recomp"]["recomp_compressor"] == "abstractive"
+
+
+def test_a_method_flashrag_does_not_run_is_refused():
+    with pytest.raises(UnknownSpecError, match="preset flashrag has no setting for method 'renact'; it has: rag, ircot"):
+        Context(preset="flashrag").resolved("renact")
+    assert Context(preset="flashrag").resolved(None).temperature == 0.0  # the shared part alone is fine
+
+
+def test_ask_and_eval_with_flashrag_for_a_method_without_it_fail_in_one_line(tmp_path):
+    for method in ("renact", "resp", "furepa"):
+        assert_one_line_error(hoprag("ask", "Who?", "--method", method, "--preset", "flashrag"),
+                              f"preset flashrag has no setting for method '{method}'; it has: rag, ircot, flare")
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Which band?", "answers": ["Rush"]}))
+    with pytest.raises(UnknownSpecError, match="no setting for method 'resp'"):
+        run_eval("resp", f"jsonl:{data}", tmp_path / "run", Context(preset="flashrag"), progress=False)
+    assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+def test_presets_show_flashrag():
+    done = hoprag("presets", "show", "--preset", "flashrag", "--method", "ircot")
+    assert done.returncode == 0, done.stderr
+    rows = shown(done.stdout)
+    assert rows["ircot_style"] == ("*", "'flashrag'", option_reason("flashrag", "ircot", "ircot_style"))
+    assert rows["max_tokens"][1] == "32" and "FlashRAG" in rows["temperature"][2]
+    everything = hoprag("presets", "show")
+    assert "preset flashrag, method rearag: its own values" in everything.stdout
+    # A method without it is shown under the other presets only, and refused when flashrag is named.
+    assert "preset flashrag" not in hoprag("presets", "show", "--method", "renact").stdout
+    assert_one_line_error(hoprag("presets", "show", "--preset", "flashrag", "--method", "renact"),
+                          "preset flashrag has no setting for method 'renact'")
+
+
+def test_every_table_row_naming_flashrag_is_runnable():
+    rows = [(table.id, row) for table in load_tables() for row in table.rows if row.preset == "flashrag"]
+    assert len(rows) >= 15
+    assert all(row_status(row)[0] == "runnable" for _, row in rows), [(t, r.label, row_status(r)) for t, r in rows]
