@@ -1,7 +1,8 @@
 """The embedded runtime: llama-cpp-python in process, or `llama_cpp.server` on 127.0.0.1.
 
 In process is the default: it returns usage and logprobs directly, needs no port
-or child process, and keeps one KV cache per role on one shared context (`LocalRuntime`).
+or child process, and keeps one KV cache per role on one shared context, and a few saved KV states to
+resume prompts that alternate (`LocalRuntime`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import sys
 import threading
 import time
 import urllib.request
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -63,6 +66,9 @@ def _llama_class() -> type:
           to it, read from the logits of the last position. No `logits_all` (a score row for every prompt
           token), which made FLARE's calls several times slower.
         - `prompt_start`: how many prompt tokens the last call reused from the KV cache.
+        - `before_prompt`: called with a prompt's tokens before its KV-cache prefix is matched (the runtime's
+          saved states, `LocalRuntime.resume_longest_prefix`); `save_sequence` and `load_sequence` copy the
+          cache to and from host memory.
         - a `grammar` is checked, not applied to every candidate: llama-cpp-python runs the grammar over the
           whole vocabulary (151k tokens for Qwen) before each token, which made a constrained ReAct turn of the
           1.5B model 5x slower (1.4 s a token more). As llama.cpp's own common sampler does, the token is sampled
@@ -78,6 +84,7 @@ def _llama_class() -> type:
         token_top_logprobs: list[list[tuple[int, float]]] | None = None
         prompt_start: int | None = None
         grammar_check: Any = None  # the native grammar sampler of the generation in progress
+        before_prompt: Any = None  # Callable[[list[int]], None]: set by the runtime that owns this model
 
         def generate(self, tokens: Any, **kwargs: Any) -> Any:
             grammar = kwargs.pop("grammar", None)
@@ -87,6 +94,8 @@ def _llama_class() -> type:
             if block != self.n_batch:  # blocks of another size were never evaluated as this size's batches
                 self.n_batch = block
                 self.aligned_until = 0
+            if self.before_prompt is not None:
+                self.before_prompt(tokens)
             if self.block_aligned and self.n_tokens:
                 shared = min(self.n_tokens, len(tokens))
                 differ = np.flatnonzero(self._input_ids[:shared] != np.asarray(tokens[:shared]))
@@ -147,6 +156,29 @@ def _llama_class() -> type:
             super().reset()
             self.aligned_until = 0
 
+        def save_sequence(self) -> SavedSequence:
+            """A copy of the KV cache (sequence 0's cells) and of what it holds."""
+            context = self._ctx.ctx
+            size = int(llama_cpp.llama_state_seq_get_size(context, 0))
+            buffer = (ctypes.c_uint8 * size)()
+            written = int(llama_cpp.llama_state_seq_get_data(context, buffer, size, 0))
+            return SavedSequence(buffer, written, self.input_ids[: self.n_tokens].copy(), self.aligned_until,
+                                 self.n_batch)
+
+        def load_sequence(self, saved: SavedSequence) -> bool:
+            """Replace the KV cache with a saved copy; False (the cache is then empty) where llama.cpp refuses it."""
+            self._ctx.kv_cache_seq_rm(-1, 0, -1)
+            if saved.size == 0 or llama_cpp.llama_state_seq_set_data(self._ctx.ctx, saved.kv, saved.size, 0) != saved.size:
+                self.reset()
+                return False
+            n_tokens = len(saved.input_ids)
+            self.input_ids[:n_tokens] = saved.input_ids
+            self.n_tokens = n_tokens
+            # Alignment is counted in blocks of the batch size it was evaluated in.
+            self.aligned_until = saved.aligned_until if saved.n_batch == self.n_batch else 0
+            self._requires_eval = True  # the next call evaluates at least one token before it samples
+            return True
+
         def sample(self, *args: Any, idx: int | None = None, **kwargs: Any) -> int:
             token = super().sample(*args, idx=idx, **kwargs)
             if self.grammar_check is not None:
@@ -168,13 +200,35 @@ def _llama_class() -> type:
 
 
 @dataclass
-class _SavedRole:
-    """A role's KV cache (llama.cpp sequence state), its tokens, and how far it is block-aligned."""
+class SavedSequence:
+    """A copy of the KV cache (llama.cpp sequence state), the tokens it holds, how far it is block-aligned, and the
+    batch size the alignment is counted in."""
 
     kv: Any
     size: int
     input_ids: Any
     aligned_until: int
+    n_batch: int
+
+
+KV_STATES = 8  # saved KV states kept by default (HOPRAG_KV_STATES; 0 turns them off)
+KV_STATES_MB = 256  # their memory cap by default (HOPRAG_KV_STATES_MB)
+# A state is saved only when a prompt would drop at least this many of the live cache's tokens, and loaded
+# only when it saves evaluating at least this many: fewer cost little to evaluate again.
+KV_STATE_MIN_TOKENS = 16
+
+
+def _env_count(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise HopragError(f"{name} must be a whole number of 0 or more, not {value!r}")
+    return count
 
 
 class LocalRuntime:
@@ -186,49 +240,109 @@ class LocalRuntime:
     cache cells it uses, about 29 KB a token for the 1.5B model) and the caller's is restored. One
     context instead of one per role keeps one set of compute buffers and one mapping of the weights:
     ReSP held 6.4-8.4 GB resident with an instance per role.
+
+    Within a role, methods alternate between prompts that share a head and differ in the middle (REPLUG's
+    prompt per document, a candidate or passage per prompt in SuRe, Self-RAG and FuRePA, ReNAct's note
+    writers), so each call would evaluate most of its prompt again. The runtime therefore also keeps a few
+    saved KV states (least recently used first out, `kv_states` of them within `kv_states_bytes`): before a
+    prompt is evaluated, the live cache is saved if the prompt would drop part of it, and a saved state that
+    shares a longer prefix with the prompt is loaded. The model then evaluates only the rest, as it would
+    after that state's own call.
     """
 
-    def __init__(self, llama: Any) -> None:
+    def __init__(self, llama: Any, *, kv_states: int | None = None, kv_states_bytes: int | None = None) -> None:
         self.llama = llama
         self.active_role: str | None = None
-        self.saved: dict[str, _SavedRole] = {}
+        self.saved: dict[str, SavedSequence] = {}
+        self.kv_states: OrderedDict[bytes, SavedSequence] = OrderedDict()
+        self.max_kv_states = _env_count("HOPRAG_KV_STATES", KV_STATES) if kv_states is None else kv_states
+        self.max_kv_state_bytes = (_env_count("HOPRAG_KV_STATES_MB", KV_STATES_MB) << 20
+                                   if kv_states_bytes is None else kv_states_bytes)
+        self.kv_state_loads = 0  # how often a saved state was loaded: observability for tests and benchmarks
+        # With logits for every position (logits_all), a loaded state would leave the earlier positions' scores
+        # stale; a recurrent model's state cannot be cut back to a prefix.
+        exact = not (getattr(llama, "_logits_all", False) or getattr(llama, "_is_recurrent", False)
+                     or getattr(llama, "_is_hybrid", False))
+        if self.max_kv_states > 0 and self.max_kv_state_bytes > 0 and exact:
+            llama.before_prompt = self.resume_longest_prefix
 
     def activate(self, role: str) -> None:
         """Make `role`'s KV cache the live one. Call with the compute lock held."""
         if role == self.active_role:
             return
         if self.active_role is not None:
-            self.saved[self.active_role] = self._save()
+            self.saved[self.active_role] = self.llama.save_sequence()
         state = self.saved.pop(role, None)
-        if state is None or not self._restore(state):
+        if state is None or not self.llama.load_sequence(state):
             self.llama.reset()
         self.active_role = role
 
-    def _save(self) -> _SavedRole:
-        import ctypes
+    def _reusable(self, held: Any, aligned_until: int, n_batch: int, prompt: Any) -> int:
+        """How many of `prompt`'s tokens a cache holding `held` lets the model skip, as its generate loop
+        reuses them: the common prefix, short of the prompt's last token (evaluated to get the next token's
+        scores), and in reproducible runs only whole blocks evaluated as aligned batches of the current size."""
+        shared = min(len(held), len(prompt) - 1)
+        if shared <= 0:
+            return 0
+        differ = np.flatnonzero(held[:shared] != prompt[:shared])
+        common = int(differ[0]) if differ.size else shared
+        if self.llama.block_aligned:
+            block = self.llama.n_batch
+            return min(common, aligned_until) // block * block if n_batch == block else 0
+        return common
 
-        import llama_cpp
-
+    def resume_longest_prefix(self, tokens: list[int]) -> None:
+        """Before the model evaluates `tokens`: keep the live cache if the prompt would drop part of it, and
+        load the saved state that lets it skip the most tokens. Runs inside the model's generate, with the
+        compute lock held (the lock guards the saved states too)."""
         llama = self.llama
-        context = llama._ctx.ctx
-        size = int(llama_cpp.llama_state_seq_get_size(context, 0))
-        buffer = (ctypes.c_uint8 * size)()
-        written = int(llama_cpp.llama_state_seq_get_data(context, buffer, size, 0))
-        return _SavedRole(buffer, written, llama.input_ids[: llama.n_tokens].copy(), llama.aligned_until)
+        prompt = np.asarray(tokens, dtype=llama.input_ids.dtype)
+        live_tokens = llama.input_ids[: llama.n_tokens]
+        live = self._reusable(live_tokens, llama.aligned_until, llama.n_batch, prompt)
+        best_key, best = None, live
+        for key, saved in self.kv_states.items():
+            reusable = self._reusable(saved.input_ids, saved.aligned_until, saved.n_batch, prompt)
+            if reusable > best:
+                best_key, best = key, reusable
+        chosen = self.kv_states[best_key] if best_key is not None and best - live >= KV_STATE_MIN_TOKENS else None
+        if llama.n_tokens - live >= KV_STATE_MIN_TOKENS:
+            self._keep(live_tokens)
+        if chosen is None:
+            return
+        if llama.load_sequence(chosen):
+            self.kv_state_loads += 1
+            if best_key in self.kv_states:
+                self.kv_states.move_to_end(best_key)
+        else:  # llama.cpp refused it (the cache is now empty): the prompt is evaluated whole
+            self.kv_states.pop(best_key, None)
 
-    def _restore(self, state: _SavedRole) -> bool:
-        import llama_cpp
-
+    def _keep(self, live_tokens: Any) -> None:
+        """Save the live cache as the most recently used state, unless a saved state already serves every prompt
+        it would (holds these tokens or more, as aligned); a saved state it serves better goes."""
         llama = self.llama
-        llama._ctx.kv_cache_seq_rm(-1, 0, -1)
-        if state.size == 0 or llama_cpp.llama_state_seq_set_data(llama._ctx.ctx, state.kv, state.size, 0) != state.size:
-            return False
-        n_tokens = len(state.input_ids)
-        llama.input_ids[:n_tokens] = state.input_ids
-        llama.n_tokens = n_tokens
-        llama.aligned_until = state.aligned_until
-        llama._requires_eval = True  # the next call evaluates at least one token before it samples
-        return True
+        key, count = live_tokens.tobytes(), len(live_tokens)
+
+        def holds(longer: Any, shorter: Any) -> bool:
+            return len(longer) >= len(shorter) and bool(np.array_equal(longer[: len(shorter)], shorter))
+
+        for other_key, saved in list(self.kv_states.items()):
+            if saved.n_batch != llama.n_batch:
+                continue
+            # Alignment matters only to reproducible runs, which reuse only whole aligned blocks.
+            aligned = not llama.block_aligned or saved.aligned_until >= min(llama.aligned_until, count)
+            if holds(saved.input_ids, live_tokens) and aligned:
+                self.kv_states.move_to_end(other_key)
+                return
+            if holds(live_tokens, saved.input_ids) and (not llama.block_aligned
+                                                        or saved.aligned_until <= llama.aligned_until):
+                del self.kv_states[other_key]
+        saved = llama.save_sequence()
+        if saved.size == 0 or saved.size > self.max_kv_state_bytes:
+            return
+        self.kv_states[key] = saved
+        while (len(self.kv_states) > self.max_kv_states
+               or sum(s.size for s in self.kv_states.values()) > self.max_kv_state_bytes):
+            self.kv_states.popitem(last=False)
 
 
 _RUNTIMES: dict[tuple[str, int, int], LocalRuntime] = {}
