@@ -16,7 +16,14 @@ from hoprag.llm import call_llm
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
-from hoprag.prompts.ircot_flashrag import ANSWER_PREFIX, IRCOT_SYSTEM, IRCOT_USER, REFERENCE, THOUGHT_STOP
+from hoprag.prompts.ircot_flashrag import (
+    ANSWER_PREFIX,
+    BACKEND_STOP,
+    IRCOT_SYSTEM,
+    IRCOT_USER,
+    REFERENCE,
+    THOUGHT_STOP,
+)
 
 
 def ircot_query(state: CoTState) -> str:
@@ -127,11 +134,13 @@ def flashrag_messages(state: CoTState) -> list[BaseMessage]:
 
 
 def parse_flashrag_thought(text: Any) -> str:
-    """One thought as FlashRAG keeps it: the text before the first period or newline (its stop strings, applied here
-    too for backends that ignore them), without surrounding spaces. Never raises."""
+    """One thought as FlashRAG's vLLM generator returns it: the text up to its first period, the period included
+    (`include_stop_str_in_output`), or up to its first newline, without surrounding spaces. Never raises."""
     text = text if isinstance(text, str) else str(text)
-    for stop in THOUGHT_STOP:
-        text = text.split(stop, 1)[0]
+    ends = [(text.find(stop), stop) for stop in THOUGHT_STOP if stop in text]
+    if ends:
+        index, stop = min(ends)
+        text = text[:index + len(stop)]
     return text.strip()
 
 
@@ -146,11 +155,12 @@ def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
     """One iteration of FlashRAG's loop: a thought of at most `max_tokens` tokens from every paragraph so far. A
     thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
     FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
-    text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=THOUGHT_STOP,
+    text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=BACKEND_STOP,
                                continue_reply=bool(state.get("chain")))
     thought = parse_flashrag_thought(text)
-    update = close_cot_step(state, thought, problem="" if thought else "empty thought", **kept_retrieval(state))
-    update["calls"] = [record.parsed(not thought, "" if thought else "empty thought")]
+    empty = not any(character.isalnum() for character in thought)
+    update = close_cot_step(state, thought, problem="empty thought" if empty else "", **kept_retrieval(state))
+    update["calls"] = [record.parsed(empty, "empty thought" if empty else "")]
     iterations = len(state.get("trajectory") or []) + 1
     if ANSWER_PREFIX in thought or iterations >= (ctx.max_sentences or 2):
         update.update(answer=flashrag_answer(update["chain"]),
