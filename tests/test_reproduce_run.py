@@ -213,3 +213,7 @@ def test_a_run_that_needs_missing_weights_stops_at_once_and_the_table_skips_it(t
                               say=lines.append)
     assert RunKey("hotpotqa", "rag", "paper") in outcome.ran and not outcome.failed
     assert any(line.startswith("HotpotQA recomp (flashrag): ") and line.endswith("; skipped") for line in outcome.skipped)
+    # The stopped run measured nothing: its cells read "not run" and the setting lists only the runs with questions.
+    text = markdown(render(parse_table(raw), tmp_path / "out", notes=outcome.skipped))
+    assert "| RECOMP | recomp / flashrag | — (37.5) |" in text
+    assert "here HotpotQA 3 (the first of" in text

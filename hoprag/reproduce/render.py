@@ -42,7 +42,8 @@ def summary_value(summary: dict[str, Any], key: str) -> float | None:
 
 
 def load_runs(table: Table, out: Path, preset: str | None = None) -> dict[RunKey, dict[str, Any]]:
-    """The summaries of the table's run folders in `out` that exist, by run."""
+    """The summaries of the table's run folders in `out` that hold at least one question, by run (a run that
+    stopped before its first question, e.g. for missing weights, measured nothing and has no setting to show)."""
     runs: dict[RunKey, dict[str, Any]] = {}
     for dataset in table.datasets:
         for row in table.rows:
@@ -50,7 +51,7 @@ def load_runs(table: Table, out: Path, preset: str | None = None) -> dict[RunKey
             if not row.method or not chosen:
                 continue
             key = RunKey(dataset.id, row.method, chosen)
-            if key not in runs and (summary := read_summary(key.folder(out))) is not None:
+            if key not in runs and (summary := read_summary(key.folder(out))) and summary.get("questions"):
                 runs[key] = summary
     return runs
 
