@@ -131,6 +131,15 @@ def test_a_bad_range_is_one_line(setup, tmp_path, monkeypatch, capsys, questions
 # ---------------------------------------------------------------- --config
 
 
+def run_head(data) -> str:
+    """The TOML lines every config test shares: rag on the test's questions, index and fake model."""
+    return f'''method = "rag"
+dataset = "jsonl:{data.as_posix()}"
+retriever = "qc-index"
+llm = "fake:qc"
+'''
+
+
 def write_toml(path, text: str):
     path.write_text(text)
     return path
@@ -140,11 +149,7 @@ def test_a_toml_config_runs_as_its_flags_do(setup, tmp_path):
     data, _ = setup
     invoke(*base_args(data), "--out", str(tmp_path / "flags"), "--questions", "2-3", "--k", "2", "--preset", "small",
            "--seed", "5", "--option", "max_tokens=64")
-    toml = write_toml(tmp_path / "run.toml", f"""
-method = "rag"
-dataset = "jsonl:{data.as_posix()}"
-retriever = "qc-index"
-llm = "fake:qc"
+    toml = write_toml(tmp_path / "run.toml", run_head(data) + """
 questions = "2-3"
 k = 2
 preset = "small"
@@ -159,11 +164,7 @@ max_tokens = 64
 
 def test_flags_win_over_the_file(setup, tmp_path):
     data, _ = setup
-    toml = write_toml(tmp_path / "run.toml", f"""
-method = "rag"
-dataset = "jsonl:{data.as_posix()}"
-retriever = "qc-index"
-llm = "fake:qc"
+    toml = write_toml(tmp_path / "run.toml", run_head(data) + f"""
 out = "{(tmp_path / 'from-file').as_posix()}"
 questions = "1-2"
 k = 4

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import string
+from dataclasses import replace
 
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
@@ -24,23 +25,19 @@ from hoprag.prompts.ircot_flashrag import IRCOT_EXAMPLE, IRCOT_INSTRUCTION
 from hoprag.reproduce.tables import load_tables, row_status
 from hoprag.run import run_question
 
+from .conftest import FreshDocs
 from .test_cli import assert_one_line_error, hoprag
 from .test_presets_show import shown
 
 QUESTION = "Which band released Counterparts?"
 
 
-class ScoredDocs:
-    """Two passages per query with falling scores (the first retrieved highest), and every query it saw."""
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
+class ScoredDocs(FreshDocs):
+    """FreshDocs with falling scores (the first retrieved highest), as a BM25 or dense retriever gives them."""
 
     def search(self, query: str, k: int) -> list[Document]:
-        self.queries.append(query)
-        n = len(self.queries)
-        return [Document(id=f"s{n}-d{i}", title=f"Page {n}.{i}", text=f"Passage {i} of search {n}.",
-                         score=float(10 * n - i)) for i in range(2)]
+        n = len(self.queries) + 1
+        return [replace(d, score=float(10 * n - i)) for i, d in enumerate(super().search(query, k))]
 
 
 def ircot_run(replies: list[str], preset: str = "flashrag", **options):
