@@ -5,7 +5,8 @@
 # (SMALL_BUDGET / PAPER_BUDGET seconds): `paper` presets allow up to 8,192 output tokens a call, which a 2-core CPU
 # cannot spend on every question, so the table shows how many questions each cell finished.
 # Usage: bash benchmarks/smoke_baselines.sh [OUT]   (from the repository root, ../shared/data beside it;
-# PRESETS="small" or "paper" runs one half, so two halves can run side by side with HOPRAG_THREADS=1 each)
+# PRESETS="small" or "paper" runs one half, so two halves can run side by side with HOPRAG_THREADS=1 each;
+# SINGLE_PRESETS names the presets the single-round methods run under, "small paper" by default)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
@@ -39,6 +40,11 @@ single="replug sure recomp long-context"
 for preset in ${PRESETS:-small paper}; do
   cell hotpot "$hotpot" rag "$preset"
   cell musique "$musique" rag "$preset"
+  for method in $iterative; do
+    cell hotpot "$hotpot" "$method" "$preset"
+    cell musique "$musique" "$method" "$preset"
+  done
+  case " ${SINGLE_PRESETS:-small paper} " in *" $preset "*) ;; *) continue ;; esac
   for method in $single; do
     # RECOMP's `paper` compressor is the released T5 checkpoint, absent here: the LLM compressor stands in.
     if [ "$method" = recomp ] && [ "$preset" = paper ]; then
@@ -46,10 +52,6 @@ for preset in ${PRESETS:-small paper}; do
     else
       cell hotpot "$hotpot" "$method" "$preset"
     fi
-  done
-  for method in $iterative; do
-    cell hotpot "$hotpot" "$method" "$preset"
-    cell musique "$musique" "$method" "$preset"
   done
 done
 "${PYTHON:-.venv/bin/python}" benchmarks/smoke_table.py "$OUT" > "$OUT/table.md"
