@@ -94,11 +94,14 @@ class Context:
         "code sends it: its system prompt verbatim (with the documents 'Doc i(Title: t) text'), the user prompt "
         "'Question: ...', max_tokens output tokens, the answer the whole reply.",
     )
-    ircot_style: Literal["figure4", "flashrag"] | None = _describe(
+    ircot_style: Literal["figure4", "flashrag", "flashrag-chat"] | None = _describe(
         None, "IRCoT: which IRCoT runs. figure4 (empty): the NotesWriting paper's Figure 4 few-shot prompt with <s> steps "
         "and an <answer>. flashrag: FlashRAG's IRCOTPipeline: its one-shot 2WikiMultihopQA prompt, one thought per call "
         "stopped at its first period or newline, every retrieved paragraph kept, the chain ended by a thought with "
-        "'So the answer is:' or after max_sentences thoughts, the answer the text after that phrase (else every thought).",
+        "'So the answer is:' or after max_sentences thoughts, the answer the text after that phrase (else every thought); "
+        "the prompt is plain text without the chat template, the thoughts so far appended, as FlashRAG sends it to a "
+        "vLLM or Hugging Face model. flashrag-chat: the same as chat messages, the thoughts so far an earlier assistant "
+        "turn, as FlashRAG sends it to an OpenAI endpoint.",
     )
     flare_theta: float | None = _describe(None, "FLARE: retrieve when any token of the look-ahead sentence has probability below this (0.8).")
     flare_beta: float | None = _describe(None, "FLARE: the query is the look-ahead sentence without tokens below this probability (0.4).")

@@ -396,6 +396,7 @@ class ChatLlamaCpp(BaseChatModel):
         want_logprobs = bool(kwargs.pop("logprobs", False))
         top_k = int(kwargs.pop("top_logprobs", 0) or 0)
         continue_reply = bool(kwargs.pop("continue_reply", False))
+        raw_text = bool(kwargs.pop("raw_text", False))
         seed = kwargs.get("seed", self.seed)
         asked = time.time()
         with _COMPUTE_LOCK:
@@ -417,8 +418,11 @@ class ChatLlamaCpp(BaseChatModel):
             )
             chat = [{"role": chat_role(m), "content": str(m.content)} for m in messages]
             try:
-                if continue_reply:  # REPLUG: the last (assistant) message is the reply so far, continued
-                    completion = llama.create_completion(prompt=self._continuation(chat), **sampling)
+                if continue_reply or raw_text:
+                    # REPLUG continues the last (assistant) message; a raw-text call continues its one plain-text
+                    # prompt, without the chat template (FlashRAG's IRCoT on a local model).
+                    prompt = self._raw_prompt(chat[-1]["content"]) if raw_text else self._continuation(chat)
+                    completion = llama.create_completion(prompt=prompt, **sampling)
                     result = {**completion, "choices": [{"message": {"content": completion["choices"][0]["text"]},
                                                          "finish_reason": completion["choices"][0]["finish_reason"]}]}
                 else:
@@ -477,6 +481,12 @@ class ChatLlamaCpp(BaseChatModel):
                                           "logprob": lp} for i, lp in alternatives[position]]
             content.append(entry)
         return content
+
+    def _raw_prompt(self, text: str) -> list[int]:
+        """The tokens of a plain-text prompt as a Hugging Face tokenizer encodes it for vLLM: a BOS only where the
+        model's tokenizer adds one, and special-token text read as the special tokens."""
+        llama = self.client
+        return llama.tokenize(text.encode("utf-8"), add_bos=llama._model.add_bos_token(), special=True)
 
     def _continuation(self, chat: list[dict[str, str]]) -> list[int]:
         """The prompt tokens of `chat` whose last (assistant) message is continued: the model's chat template over

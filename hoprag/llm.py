@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from langchain_core.language_models import BaseLLM
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -187,7 +188,7 @@ def register_fake(spec: str, model: BaseChatModel) -> str:
 
 # --------------------------------------------------------------------------- model construction
 
-_MODELS: dict[tuple[Any, ...], BaseChatModel] = {}
+_MODELS: dict[tuple[Any, ...], Any] = {}  # chat models, and the completion clients of raw-text calls
 _MODELS_LOCK = threading.Lock()
 
 
@@ -245,6 +246,37 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
             )
         _MODELS[key] = model
         return model
+
+
+def completion_model(spec: str, ctx: Context) -> BaseLLM:
+    """A cached plain-text completion client (/v1/completions) for raw-text calls: on the OpenAI-compatible endpoint,
+    or on the llama.cpp server the chat client of the spec runs on; bound to its endpoint and timeout as that is."""
+    kind, _, name = spec.partition(":")
+    endpoint = (os.environ.get("OPENAI_BASE_URL"), os.environ.get("HOPRAG_TIMEOUT")) if kind == "openai" else None
+    key = (spec, "completions", False, endpoint)
+    if kind == "local-server":
+        chat = chat_model(spec, "", ctx)  # starts the server, or finds it started
+        name, base_url, api_key = chat.model_name, chat.openai_api_base, "local"  # type: ignore[attr-defined]
+    else:
+        base_url, api_key = os.environ.get("OPENAI_BASE_URL") or None, os.environ.get("OPENAI_API_KEY") or "not-needed"
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            from langchain_openai import OpenAI
+
+            _MODELS[key] = OpenAI(model=name, api_key=api_key, base_url=base_url, max_retries=0,
+                                  timeout=float(os.environ.get("HOPRAG_TIMEOUT", "120")))
+        return _MODELS[key]
+
+
+def _complete(model: BaseLLM, prompt: str, kwargs: dict[str, Any]) -> AIMessage:
+    """One raw-text completion as the message a chat call returns: the text, its token usage and finish reason."""
+    result = model.generate([prompt], **kwargs)
+    generation = result.generations[0][0]
+    usage = (result.llm_output or {}).get("token_usage") or {}
+    return AIMessage(content=generation.text, response_metadata=dict(generation.generation_info or {}),
+                     usage_metadata={"input_tokens": int(usage.get("prompt_tokens", 0)),
+                                     "output_tokens": int(usage.get("completion_tokens", 0)),
+                                     "total_tokens": int(usage.get("total_tokens", 0))})
 
 
 def context_window(spec: str, ctx: Context) -> int:
@@ -316,6 +348,7 @@ def call_llm(
     grammar: str | None = None,
     top_logprobs: int = 0,
     continue_reply: bool = False,
+    raw_text: bool = False,
     extra_body: dict[str, Any] | None = None,
 ) -> tuple[str, LLMCall, AIMessage]:
     """Run one LLM call for a role. Returns (text, usage record, raw message).
@@ -325,14 +358,20 @@ def call_llm(
     `top_logprobs` > 0: each generated position also reports its that many most likely tokens with their
     log-probabilities (`top_token_logprobs`); an endpoint's `top_logprobs`, the embedded model's full vocabulary.
     `continue_reply`: the prompt's last message is the assistant's reply so far, continued rather than answered
-    (the embedded model; vLLM's `continue_final_message`). `extra_body`: endpoint-specific request fields."""
+    (the embedded model; vLLM's `continue_final_message`). `raw_text`: the prompt (a string) is sent as plain text,
+    without the chat template, and continued (the embedded model's and the llama.cpp server's raw completion, an
+    endpoint's /v1/completions), as FlashRAG's vLLM and HF generators send a prompt built with enable_chat=False.
+    `extra_body`: endpoint-specific request fields."""
     logprobs = logprobs or top_logprobs > 0
     if ctx.temperature is None or ctx.max_tokens is None:  # a Context used outside a graph: apply its preset
         from hoprag.context import graph_method
 
         ctx = ctx.resolved(graph_method())
     spec = resolve_spec(role, ctx)
-    model = chat_model(spec, role, ctx, logprobs=logprobs)
+    if raw_text and (logprobs or grammar or continue_reply or system or not isinstance(prompt, str)):
+        raise HopragError("a raw-text call takes one plain-text prompt, without log-probabilities, a grammar or a system prompt")
+    model = completion_model(spec, ctx) if raw_text and spec.startswith(("openai:", "local-server:")) else \
+        chat_model(spec, role, ctx, logprobs=logprobs)
     messages = _as_messages(prompt, system)
     kwargs: dict[str, Any] = {"temperature": ctx.temperature, "max_tokens": max_tokens or ctx.max_tokens}
     sampled = bool(ctx.temperature)
@@ -359,7 +398,10 @@ def call_llm(
             kwargs["continue_reply"] = True
         elif spec.startswith("openai:"):
             extra_body = {**(extra_body or {}), "continue_final_message": True, "add_generation_prompt": False}
-    chat = [(chat_role(m), str(m.content)) for m in messages]
+    if raw_text and spec.startswith("local:"):
+        kwargs["raw_text"] = True
+    # A raw-text prompt is not a chat: its cache key says so, so a chat call with the same words is not served for it.
+    chat = [("text" if raw_text else chat_role(m), str(m.content)) for m in messages]
     seed = call_seed(ctx.seed, chat) if ctx.seed is not None and sampled else ctx.seed
     if spec.startswith(("local", "openai")) and seed is not None:
         kwargs["seed"] = seed
@@ -393,7 +435,7 @@ def call_llm(
     for attempt in range(attempts):
         started = time.perf_counter()
         try:
-            message = model.invoke(messages, **kwargs)
+            message = _complete(model, str(prompt), kwargs) if isinstance(model, BaseLLM) else model.invoke(messages, **kwargs)
         except HopragError:
             raise
         except Exception as error:  # transport and server errors: retried, then reported clearly

@@ -1,4 +1,4 @@
-"""A minimal OpenAI-compatible chat endpoint on 127.0.0.1 for tests: it plays a ReNAct reasoner that
+"""A minimal OpenAI-compatible chat (and plain-text completions) endpoint on 127.0.0.1 for tests: it plays a ReNAct reasoner that
 searches once and then finishes, and a note writer that always finds a note.
 
 It can also answer slowly (`delay`, seconds a request, as a real model would) and misbehave on purpose
@@ -34,7 +34,11 @@ class _OpenAIStub(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = "\n".join(m["content"] for m in body["messages"])
+        completion = "prompt" in body  # /v1/completions: one plain-text prompt, continued
+        if completion:
+            prompt = body["prompt"] if isinstance(body["prompt"], str) else body["prompt"][0]
+        else:
+            prompt = "\n".join(m["content"] for m in body["messages"])
         server = self.server
         with server.lock:
             server.prompts.append(prompt)
@@ -70,6 +74,8 @@ class _OpenAIStub(BaseHTTPRequestHandler):
             content = "Rush"
         elif prompt.startswith("You are given problems requiring multi-step searching"):  # FuRePA
             content = "[Search] Counterparts album band" if body["messages"][-1]["content"].startswith("To solve") else "[Analysis] It is Rush.\n[Answer] Rush"
+        elif prompt.startswith("You serve as an intelligent assistant"):  # FlashRAG's IRCoT
+            content = " So the answer is: Rush"
         elif prompt.startswith("Task: Given a question"):  # IRCoT / FLARE
             content = "<s>Counterparts is an album by Rush.</s> <answer>Rush</answer>"
         else:
@@ -83,9 +89,11 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         elif body.get("logprobs"):  # OpenAI's layout: one entry per generated token
             choice["logprobs"] = {"content": [{"token": t, "logprob": -0.01, "bytes": None, "top_logprobs": []}
                                               for t in content.split(" ")]}
+        if completion:
+            choice = {"index": 0, "text": content, "finish_reason": "stop", "logprobs": None}
         payload = {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [choice],
+            "id": "x", "object": "text_completion" if completion else "chat.completion", "created": 0,
+            "model": body["model"], "choices": [choice],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
         send_json(self, payload)

@@ -64,13 +64,33 @@ def test_flashrag_ircot_retrieves_with_the_question_then_the_thought_and_ends_at
     assert retriever.queries == [QUESTION, "Counterparts is an album by Rush"]
     assert result["answer"] == "Rush" and result["finished_by"] == "answer"
     assert len(seen) == 2
-    # The second call continues the first thought as the model's own reply (FlashRAG's previous_gen).
+    # Plain text, no chat messages: the second prompt is the first with FlashRAG's previous_gen appended.
+    assert [len(prompt) for prompt in seen] == [1, 1]
+    first, second = seen[0][0].content, seen[1][0].content
+    assert first.endswith(f"Question: {QUESTION}\nThought:") and not isinstance(seen[0][0], SystemMessage)
+    assert second.endswith(f"Question: {QUESTION}\nThought: Counterparts is an album by Rush")
+
+
+def test_flashrag_chat_sends_the_thoughts_so_far_as_an_earlier_assistant_turn():
+    result, _, seen = ircot_run(["Counterparts is an album by Rush", "So the answer is: Rush"],
+                                ircot_style="flashrag-chat")
+    assert isinstance(seen[0][0], SystemMessage) and not isinstance(seen[0][-1], AIMessage)
     assert isinstance(seen[1][-1], AIMessage) and seen[1][-1].content == "Counterparts is an album by Rush"
-    assert not isinstance(seen[0][-1], AIMessage)
+    assert result["answer"] == "Rush"
+
+
+def test_flashrag_text_prompt_is_system_and_user_joined_then_previous_gen_as_flashrag_joins_it():
+    from hoprag.nodes.ircot import flashrag_text
+
+    state = {"question": QUESTION, "paragraphs": [{"title": "Rush", "text": "A band."}],
+             "chain": ["Counterparts is an album.", "Rush made it."]}
+    # FlashRAG: "\n\n".join([system, user]) + " ".join(thoughts as generated, each with its leading space).
+    assert flashrag_text(state) == (f"{IRCOT_INSTRUCTION}\n\n{IRCOT_EXAMPLE}\n\nWikipedia Title: Rush\nA band.\n\n"
+                                    f"Question: {QUESTION}\nThought: Counterparts is an album.  Rush made it.")
 
 
 def test_flashrag_ircot_prompt_is_the_one_shot_2wiki_demonstration_and_wikipedia_titles():
-    _, _, seen = ircot_run(["So the answer is: Rush"])
+    _, _, seen = ircot_run(["So the answer is: Rush"], ircot_style="flashrag-chat")
     system, user = seen[0][0], seen[0][1]
     assert isinstance(system, SystemMessage) and system.content == f"{IRCOT_INSTRUCTION}\n\n{IRCOT_EXAMPLE}"
     assert "Question: Are both Kurram Garhi and Trojkrsti located in the same country?" in system.content
@@ -78,6 +98,8 @@ def test_flashrag_ircot_prompt_is_the_one_shot_2wiki_demonstration_and_wikipedia
     assert user.content == ("Wikipedia Title: Page 1.0\nPassage 0 of search 1.\n\n"
                             "Wikipedia Title: Page 1.1\nPassage 1 of search 1.\n\n"
                             f"Question: {QUESTION}\nThought:")
+    _, _, seen = ircot_run(["So the answer is: Rush"])
+    assert seen[0][0].content == f"{system.content}\n\n{user.content}"
 
 
 def test_figure4_style_is_the_default_and_differs():
@@ -107,14 +129,14 @@ def test_a_thought_is_cut_after_its_first_period_or_at_its_newline():
     # the next call continues after the period); the "So the answer is:" after it does not count.
     result, retriever, seen = ircot_run(["Rush made it. So the answer is: Rush", "Rush is a band\nSo the answer is: x"])
     assert retriever.queries == [QUESTION, "Rush made it."]
-    assert seen[1][-1].content == "Rush made it."  # the reply being continued ends with the period
+    assert seen[1][-1].content.endswith("Thought: Rush made it.")  # the prompt continued ends with the period
     assert result["finished_by"] == "cap" and result["answer"] == "Rush made it. Rush is a band"
 
 
 def test_flashrag_paragraphs_keep_every_document_sorted_by_best_score_ascending():
     result, _, seen = ircot_run(["Counterparts is an album", "So the answer is: Rush"])
-    second = seen[1][1].content
-    order = [line for line in second.splitlines() if line.startswith("Wikipedia Title:")]
+    second = seen[1][0].content
+    order = [line for line in second.splitlines() if line.startswith("Wikipedia Title: Page")]
     # Search 1 scored 10, 9; search 2 scored 20, 19: all four kept, lowest score first (FlashRAG's reverse=False).
     assert order == ["Wikipedia Title: Page 1.1", "Wikipedia Title: Page 1.0", "Wikipedia Title: Page 2.1",
                      "Wikipedia Title: Page 2.0"]

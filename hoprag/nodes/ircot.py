@@ -3,7 +3,10 @@ most 15, no duplicates), generate the next sentence from them, until an answer o
 
 `ircot_style=flashrag` runs FlashRAG's IRCOTPipeline in the same nodes: its one-shot prompt, one thought per call cut
 at its first period or newline, every paragraph kept (ordered as FlashRAG orders them), and the chain ended by a
-thought with "So the answer is:" or after `max_sentences` thoughts (FlashRAG's max_iter)."""
+thought with "So the answer is:" or after `max_sentences` thoughts (FlashRAG's max_iter). The prompt goes as plain
+text with the thoughts so far appended, as FlashRAG sends it to a vLLM or Hugging Face model (enable_chat=False);
+`ircot_style=flashrag-chat` sends it as FlashRAG does to an OpenAI endpoint: chat messages, the thoughts so far as
+an earlier assistant turn."""
 
 from __future__ import annotations
 
@@ -96,7 +99,7 @@ def route_after_ircot_reason(state: CoTState, runtime: Any = None) -> str:
 
 
 def flashrag_style(ctx: Context) -> bool:
-    return ctx.ircot_style == "flashrag"
+    return ctx.ircot_style in ("flashrag", "flashrag-chat")
 
 
 def flashrag_paragraphs(collected: list[dict[str, Any]], documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -122,15 +125,27 @@ def _score(paragraph: dict[str, Any], among: list[dict[str, Any]]) -> float:
 
 
 def flashrag_messages(state: CoTState) -> list[BaseMessage]:
-    """FlashRAG's prompt: the instruction and one-shot demonstration as the system prompt, the paragraphs, question
-    and "Thought:" as the user prompt, and the thoughts so far (FlashRAG's `previous_gen`, joined by spaces) as the
-    reply being continued."""
-    reference = "".join(REFERENCE.format(title=p["title"], text=p["text"]) for p in state.get("paragraphs") or [])
-    messages: list[BaseMessage] = [SystemMessage(IRCOT_SYSTEM),
-                                   HumanMessage(IRCOT_USER.format(reference=reference, question=state["question"]))]
+    """FlashRAG's prompt to an OpenAI endpoint (`flashrag-chat`): the instruction and one-shot demonstration as the
+    system prompt, the paragraphs, question and "Thought:" as the user prompt, and the thoughts so far (FlashRAG's
+    `previous_gen`, joined by spaces) as an assistant message, which the next thought answers in a new turn."""
+    messages: list[BaseMessage] = [SystemMessage(IRCOT_SYSTEM), HumanMessage(flashrag_user_prompt(state))]
     if state.get("chain"):
         messages.append(AIMessage(" ".join(state["chain"])))
     return messages
+
+
+def flashrag_text(state: CoTState) -> str:
+    """FlashRAG's prompt to a vLLM or Hugging Face model (`flashrag`, enable_chat=False): the system and user prompts
+    joined by a blank line, without a chat template, then `previous_gen`, the thoughts so far joined by spaces.
+    FlashRAG keeps each thought as generated, with the space the model wrote after "Thought:" or after the period
+    before it; the chain keeps thoughts stripped, so that space is put back."""
+    previous_gen = " ".join(f" {thought}" for thought in state.get("chain") or [])
+    return f"{IRCOT_SYSTEM}\n\n{flashrag_user_prompt(state)}{previous_gen}"
+
+
+def flashrag_user_prompt(state: CoTState) -> str:
+    reference = "".join(REFERENCE.format(title=p["title"], text=p["text"]) for p in state.get("paragraphs") or [])
+    return IRCOT_USER.format(reference=reference, question=state["question"])
 
 
 def parse_flashrag_thought(text: Any) -> str:
@@ -155,8 +170,10 @@ def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
     """One iteration of FlashRAG's loop: a thought of at most `max_tokens` tokens from every paragraph so far. A
     thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
     FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
-    text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=BACKEND_STOP,
-                               continue_reply=bool(state.get("chain")))
+    if ctx.ircot_style == "flashrag-chat":
+        text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=BACKEND_STOP)
+    else:
+        text, record, _ = call_llm("reasoner", flashrag_text(state), ctx, stop=BACKEND_STOP, raw_text=True)
     thought = parse_flashrag_thought(text)
     empty = not any(character.isalnum() for character in thought)
     update = close_cot_step(state, thought, problem="empty thought" if empty else "", **kept_retrieval(state))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hoprag.reproduce.run import RunKey, read_summary, row_preset, status
+from hoprag.reproduce.run import RunKey, row_preset, status, summary_of
 from hoprag.reproduce.tables import Dataset, Metric, Row, Table, paper_label
 
 NOT_RUN = "—"
@@ -51,7 +51,7 @@ def load_runs(table: Table, out: Path, preset: str | None = None) -> dict[RunKey
             if not row.method or not chosen:
                 continue
             key = RunKey(dataset.id, row.method, chosen)
-            if key not in runs and (summary := read_summary(key.folder(out))) and summary.get("questions"):
+            if key not in runs and (summary := summary_of(key.folder(out))) and summary.get("questions"):
                 runs[key] = summary
     return runs
 

@@ -8,7 +8,6 @@ its results.jsonl), so a finished run makes no model call.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -17,6 +16,7 @@ from typing import Any
 
 from hoprag.context import Context
 from hoprag.errors import HopragError, RetrievalUnavailableError, RunUnavailableError
+from hoprag.jsonfile import read_json
 from hoprag.reproduce.tables import Dataset, Row, Table, row_status
 
 DATA_ENV = "HOPRAG_DATA"
@@ -202,17 +202,14 @@ def dataset_index(file: DatasetFile, ctx: Context, index: str) -> str:
     return auto_index(file.spec)
 
 
-def read_summary(folder: Path) -> dict[str, Any] | None:
-    """A run folder's summary.json, or None where it has none (or an unreadable one)."""
-    try:
-        summary = json.loads((folder / "summary.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
+def summary_of(folder: Path) -> dict[str, Any] | None:
+    """A run folder's summary.json, or None where it has none yet (or one cut by a kill)."""
+    summary = read_json(folder / "summary.json")
     return summary if isinstance(summary, dict) else None
 
 
 def is_finished(folder: Path, questions: int) -> bool:
-    summary = read_summary(folder)
+    summary = summary_of(folder)
     return bool(summary and not summary.get("partial") and summary.get("questions") == questions
                 and not summary.get("failures"))
 
