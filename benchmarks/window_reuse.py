@@ -79,7 +79,7 @@ def main() -> None:
             held: list[int] = []
             dropped = evaluated = prompt_total = 0
             for number in range(len(trajectory)):
-                if trajectory[number].get("question_first"):  # runs recorded with the removed search_question_first: its step 1 had no reasoner call
+                if trajectory[number].get("question_first"):  # a step recorded as question_first made no reasoner call
                     continue
                 messages, dropped = fit_prompt(row["question"], trajectory[:number], ctx, dropped_before=dropped,
                                                headroom=headroom)

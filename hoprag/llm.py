@@ -249,8 +249,8 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
 
 
 def completion_model(spec: str, ctx: Context) -> BaseLLM:
-    """A cached plain-text completion client (/v1/completions) for raw-text calls: on the OpenAI-compatible endpoint,
-    or on the llama.cpp server the chat client of the spec runs on; bound to its endpoint and timeout as that is."""
+    """A cached plain-text completion client (/v1/completions) for raw-text calls: on the OpenAI-compatible endpoint
+    (bound to it and its timeout, as the chat client is), or on the llama.cpp server the spec's chat client runs on."""
     kind, _, name = spec.partition(":")
     endpoint = (os.environ.get("OPENAI_BASE_URL"), os.environ.get("HOPRAG_TIMEOUT")) if kind == "openai" else None
     key = (spec, "completions", False, endpoint)
@@ -471,7 +471,7 @@ def call_llm(
             cache.put(key, {"text": text, "input_tokens": record.input_tokens, "output_tokens": record.output_tokens,
                             "seconds": record.seconds, "metadata": metadata})
         return text, record, message
-    raise _describe_failure(spec, role, attempts, last_error)
+    raise _describe_failure(spec, role, attempts, last_error, raw_text)
 
 
 def token_probabilities(message: AIMessage) -> list[tuple[str, float]]:
@@ -509,8 +509,13 @@ def top_token_logprobs(message: AIMessage) -> list[tuple[str, dict[str, float]]]
 
 
 
-def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None) -> HopragError:
+def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None,
+                      raw_text: bool = False) -> HopragError:
     name = type(error).__name__ if error else "error"
+    if raw_text and name in ("NotFoundError", "BadRequestError"):  # OpenAI's chat models have no /v1/completions
+        return EndpointError(
+            f"the endpoint of {spec} refused a plain-text completion (/v1/completions: {name}), which this call needs; "
+            "use an endpoint that serves it (vLLM, llama.cpp) or, for IRCoT, --option ircot_style=flashrag-chat")
     if "Connection" in name or "Timeout" in name or name == "ConnectError":
         base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         return EndpointError(

@@ -661,7 +661,7 @@ METHOD_REASONS["flashrag"] = {
     "rag": {"rag_prompt": "FlashRAG's SequentialPipeline sends its standard prompt as a system and a user message "
                           "(PromptTemplate's base_system_prompt and base_user_prompt)."},
     "ircot": {
-        "ircot_style": "FlashRAG's IRCOTPipeline as its vLLM runs went: the one-shot prompt as plain text, one thought a "
+        "ircot_style": "FlashRAG's IRCOTPipeline as it runs on vLLM: the one-shot prompt as plain text, one thought a "
                        "call, 'So the answer is:' to end.",
         "max_sentences": "FlashRAG's IRCoT benchmark setting (baseline_details.md): max_iter 2 thoughts.",
         "ircot_reader": "FlashRAG's IRCoT answers from its own thoughts (ircot_pred_parse), with no reader.",

@@ -2,7 +2,7 @@
 searches once and then finishes, and a note writer that always finds a note.
 
 It can also answer slowly (`delay`, seconds a request, as a real model would) and misbehave on purpose
-(`faults`: a function of the prompt that returns "500", "timeout", "malformed" or None) for the
+(`faults`: a function of the prompt that returns "500", "404", "timeout", "malformed" or None) for the
 fault-tolerance and load tests; every request's prompt is kept in `prompts` and its body in `bodies`."""
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ class _OpenAIStub(BaseHTTPRequestHandler):
         fault = server.faults(prompt) if server.faults else None
         if fault == "500":
             self.send_error(500, "internal error")
+            return
+        if fault == "404":  # as OpenAI answers /v1/completions for a chat model
+            self.send_error(404, "This is a chat model and not supported in the v1/completions endpoint")
             return
         if fault == "timeout":
             time.sleep(server.hang_seconds)

@@ -60,7 +60,7 @@ def ircot_run(replies: list[str], preset: str = "flashrag", **options):
 
 
 def test_flashrag_ircot_retrieves_with_the_question_then_the_thought_and_ends_at_so_the_answer_is():
-    result, retriever, seen = ircot_run(["Counterparts is an album by Rush", "So the answer is: Rush"])
+    result, retriever, seen = ircot_run([" Counterparts is an album by Rush", " So the answer is: Rush"])
     assert retriever.queries == [QUESTION, "Counterparts is an album by Rush"]
     assert result["answer"] == "Rush" and result["finished_by"] == "answer"
     assert len(seen) == 2
@@ -71,22 +71,31 @@ def test_flashrag_ircot_retrieves_with_the_question_then_the_thought_and_ends_at
     assert second.endswith(f"Question: {QUESTION}\nThought: Counterparts is an album by Rush")
 
 
-def test_flashrag_chat_sends_the_thoughts_so_far_as_an_earlier_assistant_turn():
-    result, _, seen = ircot_run(["Counterparts is an album by Rush", "So the answer is: Rush"],
+def test_flashrag_chat_sends_the_thoughts_so_far_as_an_earlier_assistant_turn_ended_by_a_period():
+    result, _, seen = ircot_run([" Counterparts is an album by Rush", " So the answer is: Rush"],
                                 ircot_style="flashrag-chat")
     assert isinstance(seen[0][0], SystemMessage) and not isinstance(seen[0][-1], AIMessage)
-    assert isinstance(seen[1][-1], AIMessage) and seen[1][-1].content == "Counterparts is an album by Rush"
-    assert result["answer"] == "Rush"
+    # FlashRAG's OpenAI generator appends the period the endpoint cut as a stop string.
+    assert isinstance(seen[1][-1], AIMessage) and seen[1][-1].content == " Counterparts is an album by Rush."
+    assert result["answer"] == "Rush."
 
 
 def test_flashrag_text_prompt_is_system_and_user_joined_then_previous_gen_as_flashrag_joins_it():
     from hoprag.nodes.ircot import flashrag_text
 
     state = {"question": QUESTION, "paragraphs": [{"title": "Rush", "text": "A band."}],
-             "chain": ["Counterparts is an album.", "Rush made it."]}
-    # FlashRAG: "\n\n".join([system, user]) + " ".join(thoughts as generated, each with its leading space).
+             "generated": [" Counterparts is an album.", " Rush made it\n"]}
+    # FlashRAG: "\n\n".join([system, user]) + " ".join(thoughts as generated, each with its stop kept).
     assert flashrag_text(state) == (f"{IRCOT_INSTRUCTION}\n\n{IRCOT_EXAMPLE}\n\nWikipedia Title: Rush\nA band.\n\n"
-                                    f"Question: {QUESTION}\nThought: Counterparts is an album.  Rush made it.")
+                                    f"Question: {QUESTION}\nThought: Counterparts is an album.  Rush made it\n")
+    assert flashrag_text({**state, "generated": [" "]}).endswith("Thought:")  # FlashRAG skips a blank previous_gen
+
+
+def test_a_thought_that_ends_at_a_newline_or_is_empty_goes_on_as_generated():
+    _, retriever, seen = ircot_run([" Rush is a band\nSo the answer is: x", "unused"])
+    assert seen[1][0].content.endswith("Thought: Rush is a band\n") and retriever.queries[1] == "Rush is a band"
+    _, _, seen = ircot_run(["\n", "unused"])
+    assert seen[1][0].content.endswith("Thought:\n")  # FlashRAG's previous_gen is the newline
 
 
 def test_flashrag_ircot_prompt_is_the_one_shot_2wiki_demonstration_and_wikipedia_titles():
@@ -127,14 +136,14 @@ def test_flashrag_ircot_max_iter_is_max_sentences():
 def test_a_thought_is_cut_after_its_first_period_or_at_its_newline():
     # The thought is FlashRAG's one sentence, its period kept as FlashRAG's vLLM generator keeps its stop string (so
     # the next call continues after the period); the "So the answer is:" after it does not count.
-    result, retriever, seen = ircot_run(["Rush made it. So the answer is: Rush", "Rush is a band\nSo the answer is: x"])
+    result, retriever, seen = ircot_run([" Rush made it. So the answer is: Rush", " Rush is a band\nSo the answer is: x"])
     assert retriever.queries == [QUESTION, "Rush made it."]
     assert seen[1][-1].content.endswith("Thought: Rush made it.")  # the prompt continued ends with the period
     assert result["finished_by"] == "cap" and result["answer"] == "Rush made it. Rush is a band"
 
 
 def test_flashrag_paragraphs_keep_every_document_sorted_by_best_score_ascending():
-    result, _, seen = ircot_run(["Counterparts is an album", "So the answer is: Rush"])
+    result, _, seen = ircot_run([" Counterparts is an album", " So the answer is: Rush"])
     second = seen[1][0].content
     order = [line for line in second.splitlines() if line.startswith("Wikipedia Title: Page")]
     # Search 1 scored 10, 9; search 2 scored 20, 19: all four kept, lowest score first (FlashRAG's reverse=False).
@@ -161,6 +170,8 @@ def test_two_hundred_malformed_thoughts_never_crash_the_parsers_or_the_graph():
         assert "." not in thought.rstrip(".") and "\n" not in thought and thought == thought.strip()
         assert thought.count(".") <= 1
         assert isinstance(flashrag_answer([thought, thought]), str)
+        chat = parse_flashrag_thought(text, chat=True)  # FlashRAG's OpenAI generator: cut before the stop, "." added
+        assert chat.endswith(".") and "\n" not in chat and chat.count(".") == 1 + thought.rstrip(".").count(".")
     assert parse_flashrag_thought(None) == "None"  # not a string: read as its text
     for start in range(0, 40, 2):
         result, _, _ = ircot_run(texts[start:start + 2])

@@ -27,6 +27,7 @@ EMPTY_STEP = "no <s> step and no <answer>"  # the problem recorded for a step th
 class CoTState(TypedDict, total=False):
     question: str
     chain: list[str]  # the reasoning sentences so far (s_<t)
+    generated: list[str]  # IRCoT as FlashRAG runs it: each thought as generated, for its previous_gen
     paragraphs: list[dict[str, Any]]  # IRCoT: collected paragraphs; FLARE: the current documents
     notes: list[str]  # with NotesWriting: the notes that stand in for the documents
     pending: dict[str, Any]  # the retrieval in flight (query) and, in FLARE, the draft it was made for

@@ -21,7 +21,6 @@ from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
 from hoprag.prompts.ircot_flashrag import (
     ANSWER_PREFIX,
-    BACKEND_STOP,
     IRCOT_SYSTEM,
     IRCOT_USER,
     REFERENCE,
@@ -126,21 +125,26 @@ def _score(paragraph: dict[str, Any], among: list[dict[str, Any]]) -> float:
 
 def flashrag_messages(state: CoTState) -> list[BaseMessage]:
     """FlashRAG's prompt to an OpenAI endpoint (`flashrag-chat`): the instruction and one-shot demonstration as the
-    system prompt, the paragraphs, question and "Thought:" as the user prompt, and the thoughts so far (FlashRAG's
-    `previous_gen`, joined by spaces) as an assistant message, which the next thought answers in a new turn."""
+    system prompt, the paragraphs, question and "Thought:" as the user prompt, and FlashRAG's `previous_gen` (the
+    thoughts so far as generated, joined by spaces) as an assistant message, which the next thought answers in a new
+    turn."""
     messages: list[BaseMessage] = [SystemMessage(IRCOT_SYSTEM), HumanMessage(flashrag_user_prompt(state))]
-    if state.get("chain"):
-        messages.append(AIMessage(" ".join(state["chain"])))
+    if previous_gen(state):
+        messages.append(AIMessage(previous_gen(state)))
     return messages
 
 
 def flashrag_text(state: CoTState) -> str:
     """FlashRAG's prompt to a vLLM or Hugging Face model (`flashrag`, enable_chat=False): the system and user prompts
-    joined by a blank line, without a chat template, then `previous_gen`, the thoughts so far joined by spaces.
-    FlashRAG keeps each thought as generated, with the space the model wrote after "Thought:" or after the period
-    before it; the chain keeps thoughts stripped, so that space is put back."""
-    previous_gen = " ".join(f" {thought}" for thought in state.get("chain") or [])
-    return f"{IRCOT_SYSTEM}\n\n{flashrag_user_prompt(state)}{previous_gen}"
+    joined by a blank line, as plain text without a chat template, then `previous_gen`."""
+    return f"{IRCOT_SYSTEM}\n\n{flashrag_user_prompt(state)}{previous_gen(state)}"
+
+
+def previous_gen(state: CoTState) -> str:
+    """FlashRAG's previous_gen: the thoughts so far as generated (with the space the model wrote before each, and
+    the period or newline that ended it), joined by spaces; nothing where that is empty or one space."""
+    joined = " ".join(state.get("generated") or [])
+    return "" if joined in ("", " ") else joined
 
 
 def flashrag_user_prompt(state: CoTState) -> str:
@@ -148,15 +152,21 @@ def flashrag_user_prompt(state: CoTState) -> str:
     return IRCOT_USER.format(reference=reference, question=state["question"])
 
 
-def parse_flashrag_thought(text: Any) -> str:
-    """One thought as FlashRAG's vLLM generator returns it: the text up to its first period, the period included
-    (`include_stop_str_in_output`), or up to its first newline, without surrounding spaces. Never raises."""
+def flashrag_generated(text: Any, chat: bool = False) -> str:
+    """One thought as FlashRAG's generator returns it. vLLM's (`flashrag`) stops at the first period or newline and
+    keeps it (`include_stop_str_in_output`); the OpenAI generator's (`flashrag-chat`) reply ends before it, and
+    FlashRAG appends a period (openai_generator.py). Never raises."""
     text = text if isinstance(text, str) else str(text)
     ends = [(text.find(stop), stop) for stop in THOUGHT_STOP if stop in text]
     if ends:
         index, stop = min(ends)
-        text = text[:index + len(stop)]
-    return text.strip()
+        text = text[:index] if chat else text[:index + len(stop)]
+    return f"{text}." if chat else text
+
+
+def parse_flashrag_thought(text: Any, chat: bool = False) -> str:
+    """The thought FlashRAG's generator returns, without surrounding spaces: what the chain keeps and retrieves with."""
+    return flashrag_generated(text, chat).strip()
 
 
 def flashrag_answer(thoughts: list[str]) -> str:
@@ -170,14 +180,17 @@ def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
     """One iteration of FlashRAG's loop: a thought of at most `max_tokens` tokens from every paragraph so far. A
     thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
     FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
-    if ctx.ircot_style == "flashrag-chat":
-        text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=BACKEND_STOP)
-    else:
-        text, record, _ = call_llm("reasoner", flashrag_text(state), ctx, stop=BACKEND_STOP, raw_text=True)
-    thought = parse_flashrag_thought(text)
+    chat = ctx.ircot_style == "flashrag-chat"
+    if chat:  # an endpoint cuts its stop strings from the reply, as OpenAI's does for FlashRAG
+        text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=THOUGHT_STOP)
+    else:  # no backend stop: the thought is cut here, its period or newline kept, as vLLM keeps it
+        text, record, _ = call_llm("reasoner", flashrag_text(state), ctx, raw_text=True)
+    generated = flashrag_generated(text, chat)
+    thought = generated.strip()
     empty = not any(character.isalnum() for character in thought)
     update = close_cot_step(state, thought, problem="empty thought" if empty else "", **kept_retrieval(state))
     update["calls"] = [record.parsed(empty, "empty thought" if empty else "")]
+    update["generated"] = [*(state.get("generated") or []), generated]
     iterations = len(state.get("trajectory") or []) + 1
     if ANSWER_PREFIX in thought or iterations >= (ctx.max_sentences or 2):
         update.update(answer=flashrag_answer(update["chain"]),

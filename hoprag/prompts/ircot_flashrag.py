@@ -3,9 +3,9 @@
 The system prompt is IRCOT_INSTRUCTION, a blank line and IRCOT_EXAMPLE, the one-shot demonstration FlashRAG took from
 IRCoT's 2WikiMultihopQA prompt file (gold_with_3_distractors_context_cot_qa_codex.txt); the user prompt is the
 documents laid out by REFERENCE, then the question and "Thought:". Each call writes one thought, stopped at its first
-period or newline (FlashRAG's stop=['.', '\\n']; its vLLM generator keeps the stop string in the output, so a thought
-ends with its period and the next one continues after it), and a thought with ANSWER_PREFIX ends the chain
-(flashrag/utils/pred_parse.py, ircot_pred_parse).
+period or newline (FlashRAG's stop=['.', '\\n']; its vLLM generator keeps the stop string in the output, its OpenAI
+generator appends a period), and a thought with ANSWER_PREFIX ends the chain (flashrag/utils/pred_parse.py,
+ircot_pred_parse).
 """
 
 IRCOT_INSTRUCTION = 'You serve as an intelligent assistant, adept at facilitating users through complex, multi-hop reasoning across multiple documents. This task is illustrated through demonstrations, each consisting of a document set paired with a relevant question and its multi-hop reasoning thoughts. Your task is to generate one thought for current step, DON\'T generate the whole thoughts at once! If you reach what you believe to be the final step, start with "So the answer is:".'
@@ -17,7 +17,4 @@ IRCOT_SYSTEM = f"{IRCOT_INSTRUCTION}\n\n{IRCOT_EXAMPLE}"  # FlashRAG's system_pr
 IRCOT_USER = "{reference}Question: {question}\nThought:"  # FlashRAG's user_prompt
 REFERENCE = "Wikipedia Title: {title}\n{text}\n\n"  # FlashRAG's reference_template, one per document
 THOUGHT_STOP = [".", "\n"]  # FlashRAG's generate(..., stop=['.', '\n']): one sentence per thought
-# Sent to the backend as a stop: the newline only, since a thought keeps its period (include_stop_str_in_output) and
-# a backend's stop strings are cut from its reply; the period is cut here, after it.
-BACKEND_STOP = ["\n"]
 ANSWER_PREFIX = "So the answer is:"  # ircot_pred_parse's FINAL_ANSWER_PREFIX; the loop's stop test too
