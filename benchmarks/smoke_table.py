@@ -48,10 +48,12 @@ def main(root: Path) -> None:
                 if not folder.is_dir():
                     continue
                 cell = read_cell(folder)
-                if cell is None:
+                method = folder.name[len(key) + 1:-len(preset) - 1]
+                if cell is None:  # it ran out of its time budget before its first question
+                    if folder.with_name(f"{folder.name}.budget-spent").exists():
+                        print(f"| `{method}` | `{preset}` | 0 | - | - | - | > budget | - | - | - |")
                     continue
                 commits |= cell["commits"]
-                method = folder.name[len(key) + 1:-len(preset) - 1]
                 delta = f"{cell['f1'] - rag['f1']:+.1f}" if rag and method != "rag" else "0" if method == "rag" else "-"
                 print(f"| `{method}` | `{preset}` | {cell['n']} | {cell['em']:.0f} | {cell['f1']:.1f} | {delta} | "
                       f"{cell['seconds']:.0f} | {cell['tokens'][0]:,.0f} / {cell['tokens'][1]:,.0f} | {cell['capped']} | "
