@@ -128,10 +128,8 @@ def flashrag_messages(state: CoTState) -> list[BaseMessage]:
     system prompt, the paragraphs, question and "Thought:" as the user prompt, and FlashRAG's `previous_gen` (the
     thoughts so far as generated, joined by spaces) as an assistant message, which the next thought answers in a new
     turn."""
-    messages: list[BaseMessage] = [SystemMessage(IRCOT_SYSTEM), HumanMessage(flashrag_user_prompt(state))]
-    if previous_gen(state):
-        messages.append(AIMessage(previous_gen(state)))
-    return messages
+    reply = previous_gen(state)
+    return [SystemMessage(IRCOT_SYSTEM), HumanMessage(flashrag_user_prompt(state)), *([AIMessage(reply)] if reply else [])]
 
 
 def flashrag_text(state: CoTState) -> str:
