@@ -296,6 +296,17 @@ def count_tokens(spec: str, role: str, ctx: Context, text: str) -> int:
     return len(text) // 3 + 1
 
 
+def token_codec(spec: str, role: str, ctx: Context) -> tuple[Callable[[str], list[Any]], Callable[[list[Any]], str]]:
+    """Encode and decode text as the role's model reads it, for cutting a prompt at a token count: the local
+    model's own tokenizer (special tokens read as such, none written back); elsewhere 3-character pieces, the
+    estimate `count_tokens` makes."""
+    if spec.startswith("local:"):
+        llama = chat_model(spec, role, ctx).client  # type: ignore[attr-defined]
+        return (lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False, special=True),
+                lambda tokens: llama.detokenize(tokens, special=False).decode("utf-8", errors="ignore"))
+    return (lambda text: [text[i:i + 3] for i in range(0, len(text), 3)], "".join)
+
+
 # --------------------------------------------------------------------------- the call
 
 

@@ -249,7 +249,9 @@ _FLASHRAG: dict[str, dict[str, Any]] = {
     "rag": {"rag_prompt": "flashrag"},
     # IRCOTPipeline: its own prompt and loop; max_iter 2 (baseline_details.md "IRCoT"; run_exp.py passes 5 since
     # 67fd74f, after the benchmark table), one thought per iteration; no reader, an empty thought does not end the chain.
-    "ircot": {"ircot_style": "flashrag", "max_sentences": 2, "ircot_reader": False, "stop_on_empty_step": False},
+    # Prompts cut at generator_max_input_len 2048 (baseline_details.md: "a maximum input length of 2048").
+    "ircot": {"ircot_style": "flashrag", "max_sentences": 2, "ircot_reader": False, "stop_on_empty_step": False,
+              "max_input_tokens": 2048},
     # FLAREPipeline's defaults (run_exp.py `flare` passes none): threshold 0.2 both to retrieve and to mask the query,
     # max_iter_num 5 rounds; its 64 look-ahead tokens and 256-token budget are the flare graph's own.
     "flare": {"flare_theta": 0.2, "flare_beta": 0.2, "max_sentences": 5, "stop_on_empty_step": True},
@@ -666,6 +668,8 @@ METHOD_REASONS["flashrag"] = {
         "max_sentences": "FlashRAG's IRCoT benchmark setting (baseline_details.md): max_iter 2 thoughts.",
         "ircot_reader": "FlashRAG's IRCoT answers from its own thoughts (ircot_pred_parse), with no reader.",
         "stop_on_empty_step": "FlashRAG's IRCoT loop runs on after an empty thought, to max_iter.",
+        "max_input_tokens": "FlashRAG's benchmark setting (baseline_details.md): a maximum input length of 2048 "
+                            "tokens, a longer prompt cut in the middle.",
     },
     "flare": {
         "flare_theta": "FlashRAG's FLAREPipeline: retrieve when a look-ahead token's probability is at most 0.2.",

@@ -269,3 +269,43 @@ def test_every_table_row_naming_flashrag_is_runnable():
     rows = [(table.id, row) for table in load_tables() for row in table.rows if row.preset == "flashrag"]
     assert len(rows) >= 15
     assert all(row_status(row)[0] == "runnable" for _, row in rows), [(t, r.label, row_status(r)) for t, r in rows]
+
+
+# ---------------------------------------------------------------- FlashRAG's prompt cut (generator_max_input_len)
+
+
+def characters(text: str) -> list[str]:
+    return list(text)
+
+
+def test_a_plain_text_prompt_at_the_limit_keeps_its_first_and_last_half_minus_twenty_tokens():
+    from hoprag.nodes.ircot import flashrag_cut_text
+
+    prompt = "".join(string.ascii_letters[i % 52] for i in range(300))
+    assert flashrag_cut_text(prompt[:99], 100, characters, "".join) == prompt[:99]  # under the limit: unchanged
+    cut = flashrag_cut_text(prompt[:100], 100, characters, "".join)  # FlashRAG cuts at the limit itself (>=)
+    assert cut == prompt[:30] + prompt[70:100]
+    assert flashrag_cut_text(prompt, 100, characters, "".join) == prompt[:30] + prompt[-30:]
+
+
+def test_chat_messages_are_kept_until_the_limit_and_the_one_that_overflows_keeps_its_beginning():
+    from langchain_core.messages import HumanMessage
+
+    from hoprag.nodes.ircot import flashrag_cut_messages
+
+    messages = [SystemMessage("s" * 40), HumanMessage("u" * 50), AIMessage("a" * 10)]
+    assert flashrag_cut_messages(messages, 100, characters, "".join) == messages
+    cut = flashrag_cut_messages(messages, 60, characters, "".join)
+    assert [type(m) for m in cut] == [SystemMessage, HumanMessage] and cut[1].content == "u" * 20
+    assert messages[1].content == "u" * 50  # the caller's messages are not changed
+
+
+def test_flashrag_ircot_cuts_a_long_prompt_in_the_middle_and_still_ends_with_the_question():
+    result, _, seen = ircot_run([" So the answer is: Rush"], max_input_tokens=200)
+    prompt = seen[0][0].content
+    # The fake model's tokens are 3-character pieces: 2 x (200 / 2 - 20) of them, the demonstration's middle gone.
+    assert len(prompt) == 480 and prompt.startswith(IRCOT_INSTRUCTION[:100]) and prompt.endswith("\nThought:")
+    assert result["answer"] == "Rush"
+    _, _, seen = ircot_run([" So the answer is: Rush"])
+    assert IRCOT_EXAMPLE in seen[0][0].content  # the preset's 2048 leaves a short prompt whole
+    assert preset_options("flashrag", "ircot")["max_input_tokens"] == 2048

@@ -10,12 +10,13 @@ an earlier assistant turn."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from hoprag.context import Context, context_of
-from hoprag.llm import call_llm
+from hoprag.llm import call_llm, resolve_spec, token_codec
 from hoprag.nodes.cot import CoTState, close_cot_step, generate_step, sentence_cap_reached
 from hoprag.nodes.reasoner import after_answer
 from hoprag.nodes.retrieve import search
@@ -138,6 +139,34 @@ def flashrag_text(state: CoTState) -> str:
     return f"{IRCOT_SYSTEM}\n\n{flashrag_user_prompt(state)}{previous_gen(state)}"
 
 
+def flashrag_cut_text(prompt: str, limit: int, encode: Callable[[str], list[Any]],
+                      decode: Callable[[list[Any]], str]) -> str:
+    """FlashRAG's PromptTemplate.truncate_prompt for a plain-text prompt: one of `limit` tokens or more keeps its
+    first and last limit / 2 - 20 tokens, the middle dropped."""
+    tokens = encode(prompt)
+    if len(tokens) < limit:
+        return prompt
+    half = limit // 2 - 20
+    return decode(tokens[:half]) + decode(tokens[-half:])
+
+
+def flashrag_cut_messages(messages: list[BaseMessage], limit: int, encode: Callable[[str], list[Any]],
+                          decode: Callable[[list[Any]], str]) -> list[BaseMessage]:
+    """FlashRAG's truncate_prompt for chat messages: messages are kept in order while their tokens fit in `limit`;
+    the first that does not fit keeps only its beginning, up to the limit, and the ones after it go."""
+    kept: list[BaseMessage] = []
+    used = 0
+    for message in messages:
+        tokens = encode(str(message.content))
+        if used + len(tokens) <= limit:
+            kept.append(message)
+            used += len(tokens)
+            continue
+        kept.append(message.model_copy(update={"content": decode(tokens[:limit - used])}))
+        break
+    return kept
+
+
 def previous_gen(state: CoTState) -> str:
     """FlashRAG's previous_gen: the thoughts so far as generated (with the space the model wrote before each, and
     the period or newline that ended it), joined by spaces; nothing where that is empty or one space."""
@@ -179,10 +208,17 @@ def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
     thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
     FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
     chat = ctx.ircot_style == "flashrag-chat"
+    codec = token_codec(resolve_spec("reasoner", ctx), "reasoner", ctx) if ctx.max_input_tokens else None
     if chat:  # an endpoint cuts its stop strings from the reply, as OpenAI's does for FlashRAG
-        text, record, _ = call_llm("reasoner", flashrag_messages(state), ctx, stop=THOUGHT_STOP)
+        messages = flashrag_messages(state)
+        if codec:
+            messages = flashrag_cut_messages(messages, ctx.max_input_tokens or 0, *codec)
+        text, record, _ = call_llm("reasoner", messages, ctx, stop=THOUGHT_STOP)
     else:  # no backend stop: the thought is cut here, its period or newline kept, as vLLM keeps it
-        text, record, _ = call_llm("reasoner", flashrag_text(state), ctx, raw_text=True)
+        prompt = flashrag_text(state)
+        if codec:
+            prompt = flashrag_cut_text(prompt, ctx.max_input_tokens or 0, *codec)
+        text, record, _ = call_llm("reasoner", prompt, ctx, raw_text=True)
     generated = flashrag_generated(text, chat)
     thought = generated.strip()
     empty = not any(character.isalnum() for character in thought)
