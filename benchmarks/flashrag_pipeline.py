@@ -1,14 +1,15 @@
-"""FlashRAG's own IRCoT pipeline on hoprag's model and retrieval: the other column of the
+"""FlashRAG's own IRCoT and standard-RAG pipelines on hoprag's model and retrieval: the other column of the
 `flashrag` parity rows in docs/results.md.
 
-FlashRAG's `IRCOTPipeline` runs unchanged: their prompt templates, `max_iter` loop, document
+FlashRAG's `IRCOTPipeline` and `SequentialPipeline` run unchanged: their prompt templates, `max_iter` loop, document
 merging, prompt truncation (`generator_max_input_len`), answer parsing (`ircot_pred_parse`) and metrics (`ExactMatch`,
 `F1_Score`). Only the backends are hoprag's, so that the comparison isolates the method's logic:
 - retrieval: hoprag's retriever (default BM25 over the dataset file's pooled paragraphs, `--index auto`), adapted to
   FlashRAG's `search` / `batch_search`, scores included;
-- `--form text` (FlashRAG's vLLM and HF form, `enable_chat=False`): the prompt goes to the embedded model as plain
-  text through hoprag's provider layer (greedy, at most 32 tokens), and each generation is cut after its first stop
-  string, which it keeps, as vLLM's `include_stop_str_in_output` does;
+- `--form text` (FlashRAG's vLLM and HF form): the prompt FlashRAG builds goes to the embedded model as plain text
+  through hoprag's provider layer (greedy, at most 32 tokens); IRCoT's has no chat template (`enable_chat=False`),
+  RAG's is templated with the GGUF's chat template, as FlashRAG templates a chat model's. An IRCoT thought is cut
+  after its first stop string, which it keeps, as vLLM's `include_stop_str_in_output` does;
 - `--form chat` (FlashRAG's `openai` framework): FlashRAG's own `OpenaiGenerator` against a llama.cpp server of the
   embedded model on 127.0.0.1, with temperature 0 (FlashRAG's documented greedy setting; its OpenAI generator
   drops `do_sample`, so the server's default would otherwise sample).
@@ -16,9 +17,9 @@ Prompt lengths are counted with the model's own tokenizer (FlashRAG counts with 
 for `openai`, which needs a download).
 
 Needs FlashRAG importable (`pip install flashrag-dev`, or a FlashRAG checkout on PYTHONPATH) and its `datasets`
-dependency. Writes one JSON line a question and a summary:
+dependency. Resumes an interrupted run. Writes one JSON line a question and a summary:
 
-    python benchmarks/flashrag_pipeline.py --form text --max-iter 2 --limit 20 \
+    python benchmarks/flashrag_pipeline.py --method ircot --form text --max-iter 2 --limit 20 \
         --dataset hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json --out runs/fr-ircot-text-2
 """
 
@@ -53,6 +54,20 @@ class ModelTokenizer:
     def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
         ids = [int(i) for i in ids]
         return self.llama.detokenize(ids, special=not skip_special_tokens).decode("utf-8", errors="ignore")
+
+    def apply_chat_template(self, messages: list[dict[str, str]], tokenize: bool = False,
+                            add_generation_prompt: bool = True) -> str:
+        """The GGUF's own chat template, as FlashRAG applies the HF tokenizer's for a chat model's prompt."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = self.llama
+        eos, bos = llama.token_eos(), llama.token_bos()
+        formatter = Jinja2ChatFormatter(
+            template=llama.metadata["tokenizer.chat_template"],
+            eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+            add_generation_prompt=add_generation_prompt)
+        return formatter(messages=messages).prompt
 
 
 class HopragRetriever:
@@ -101,6 +116,8 @@ def load_questions(spec: str, limit: int) -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--method", choices=["ircot", "rag"], default="ircot",
+                        help="IRCOTPipeline, or SequentialPipeline (standard RAG, FlashRAG's default prompt)")
     parser.add_argument("--form", choices=["text", "chat"], default="text")
     parser.add_argument("--max-iter", type=int, default=2, help="IRCOTPipeline's max_iter (FlashRAG's default: 2)")
     parser.add_argument("--max-input-len", type=int, default=2048, help="generator_max_input_len (FlashRAG's table: 2048)")
@@ -117,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         import flashrag.prompt.base_prompt as base_prompt
         from flashrag.dataset import Dataset
         from flashrag.evaluator.metrics import ExactMatch, F1_Score
-        from flashrag.pipeline import IRCOTPipeline
+        from flashrag.pipeline import IRCOTPipeline, SequentialPipeline
         from flashrag.utils import ircot_pred_parse
     except ImportError as error:
         print(f"error: FlashRAG is not importable ({error}); pip install flashrag-dev, or put a checkout on "
@@ -132,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     examples = load_questions(args.dataset, args.limit)
     index = auto_index(args.dataset) if args.index == "auto" else args.index
     retriever = HopragRetriever(make_retriever(index, args.retriever, k=args.k), args.k)
-    ctx = Context(preset="flashrag", llm=DEFAULT_SPEC).resolved("ircot")
+    ctx = Context(preset="flashrag", llm=DEFAULT_SPEC).resolved(args.method)
     llama = chat_model(DEFAULT_SPEC, "reasoner", ctx).client  # the model file's llama.cpp context, for its tokenizer
 
     framework = "openai" if args.form == "chat" else "vllm"
@@ -141,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         "generator_model_path": "local", "generator_batch_size": 1, "is_reasoning": False, "device": "cpu",
         "save_retrieval_cache": False, "dataset_name": "hotpotqa", "metrics": ["em", "f1"], "metric_setting": {},
         "generation_params": {"max_tokens": args.max_tokens}, "save_dir": str(args.out), "save_intermediate_data": False,
-        "save_metric_score": False,
+        "save_metric_score": False, "use_fid": False, "refiner_name": None,
     }
     # FlashRAG reads the model's HF config only to decide whether it is a chat model (the IRCoT and RAG templates set
     # `enable_chat` themselves) and counts prompt tokens with the model's tokenizer: both come from the GGUF here.
@@ -163,7 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         generator = TextGenerator(ctx, args.max_tokens)
 
-    pipeline = IRCOTPipeline(config, retriever=retriever, generator=generator, max_iter=args.max_iter)
+    if args.method == "ircot":
+        pipeline: Any = IRCOTPipeline(config, retriever=retriever, generator=generator, max_iter=args.max_iter)
+        parse: Any = ircot_pred_parse
+    else:
+        pipeline, parse = SequentialPipeline(config, retriever=retriever, generator=generator), None
 
     args.out.mkdir(parents=True, exist_ok=True)
     records = args.out / "results.jsonl"
@@ -174,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         started = time.time()
         dataset = Dataset(config, data=[{"id": example.id, "question": example.question, "golden_answers": example.answers}])
-        dataset = pipeline.run(dataset, do_eval=False, pred_process_fun=ircot_pred_parse)
+        dataset = pipeline.run(dataset, do_eval=False, pred_process_fun=parse)
         item = dataset[0]
         prediction = item.pred
         record = {
@@ -192,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = [json.loads(line) for line in records.read_text().splitlines()]
     summary = {
-        "form": args.form, "max_iter": args.max_iter, "max_input_len": args.max_input_len,
+        "method": args.method, "form": args.form, "max_iter": args.max_iter, "max_input_len": args.max_input_len,
         "questions": len(rows), "em": round(100 * sum(r["em"] for r in rows) / len(rows), 2),
         "f1": round(100 * sum(r["f1"] for r in rows) / len(rows), 2),
     }

@@ -106,8 +106,8 @@ class Context:
     max_input_tokens: int | None = _describe(
         None, "IRCoT's flashrag styles: FlashRAG's generator_max_input_len. A longer prompt is cut as FlashRAG cuts it: "
         "plain text keeps its first and last max_input_tokens / 2 - 20 tokens; chat messages are kept in order until "
-        "the budget is spent, the last one cut at its end. Counted with the embedded model's tokenizer, estimated at "
-        "3 characters a token for an endpoint. Empty: no cut.",
+        "the budget is spent, the last one cut at its end. Counted with the model file's tokenizer (local, local-server), "
+        "estimated at 4 characters a token for an endpoint. Empty: no cut.",
     )
     flare_theta: float | None = _describe(None, "FLARE: retrieve when any token of the look-ahead sentence has probability below this (0.8).")
     flare_beta: float | None = _describe(None, "FLARE: the query is the look-ahead sentence without tokens below this probability (0.4).")

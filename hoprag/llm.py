@@ -13,6 +13,7 @@ Specs:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -297,14 +298,26 @@ def count_tokens(spec: str, role: str, ctx: Context, text: str) -> int:
 
 
 def token_codec(spec: str, role: str, ctx: Context) -> tuple[Callable[[str], list[Any]], Callable[[list[Any]], str]]:
-    """Encode and decode text as the role's model reads it, for cutting a prompt at a token count: the local
-    model's own tokenizer (special tokens read as such, none written back); elsewhere 3-character pieces, the
-    estimate `count_tokens` makes."""
-    if spec.startswith("local:"):
-        llama = chat_model(spec, role, ctx).client  # type: ignore[attr-defined]
+    """Encode and decode text as the role's model reads it, for cutting a prompt at a token count: a local model's
+    own tokenizer (special tokens read as such, none written back; a llama.cpp server's model file loaded as its
+    vocabulary alone); an endpoint's estimated as 4-character pieces, about an English BPE token (an overestimate
+    would cut prompts the model's tokenizer leaves whole)."""
+    kind, _, name = spec.partition(":")
+    if kind in ("local", "local-server"):
+        llama = chat_model(spec, role, ctx).client if kind == "local" else _vocabulary(name)  # type: ignore[attr-defined]
         return (lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False, special=True),
                 lambda tokens: llama.detokenize(tokens, special=False).decode("utf-8", errors="ignore"))
-    return (lambda text: [text[i:i + 3] for i in range(0, len(text), 3)], "".join)
+    return (lambda text: [text[i:i + 4] for i in range(0, len(text), 4)], "".join)
+
+
+@functools.lru_cache(maxsize=4)
+def _vocabulary(name: str) -> Any:
+    """A model file's tokenizer without its weights (llama.cpp's vocab_only)."""
+    from llama_cpp import Llama
+
+    from hoprag.local_models import resolve_gguf
+
+    return Llama(model_path=str(resolve_gguf(name)), vocab_only=True, verbose=False)
 
 
 # --------------------------------------------------------------------------- the call

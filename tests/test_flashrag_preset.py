@@ -303,9 +303,28 @@ def test_chat_messages_are_kept_until_the_limit_and_the_one_that_overflows_keeps
 def test_flashrag_ircot_cuts_a_long_prompt_in_the_middle_and_still_ends_with_the_question():
     result, _, seen = ircot_run([" So the answer is: Rush"], max_input_tokens=200)
     prompt = seen[0][0].content
-    # The fake model's tokens are 3-character pieces: 2 x (200 / 2 - 20) of them, the demonstration's middle gone.
-    assert len(prompt) == 480 and prompt.startswith(IRCOT_INSTRUCTION[:100]) and prompt.endswith("\nThought:")
+    # An endpoint's tokens are estimated as 4-character pieces: 2 x (200 / 2 - 20) of them (the last one may be
+    # shorter), the middle gone.
+    assert 636 < len(prompt) <= 640 and prompt.startswith(IRCOT_INSTRUCTION[:100]) and prompt.endswith("\nThought:")
     assert result["answer"] == "Rush"
     _, _, seen = ircot_run([" So the answer is: Rush"])
     assert IRCOT_EXAMPLE in seen[0][0].content  # the preset's 2048 leaves a short prompt whole
     assert preset_options("flashrag", "ircot")["max_input_tokens"] == 2048
+
+
+def test_a_llama_cpp_servers_prompt_is_cut_with_its_model_files_own_tokenizer(monkeypatch):
+    import hoprag.llm as llm
+
+    class Vocabulary:  # one token per character, as bytes
+        def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+            assert not add_bos and special  # no BOS counted; special-token text read as the special tokens
+            return list(text)
+
+        def detokenize(self, tokens: list[int], special: bool) -> bytes:
+            return bytes(tokens)
+
+    monkeypatch.setattr(llm, "_vocabulary", lambda name: Vocabulary())
+    encode, decode = llm.token_codec("local-server:some-model", "reasoner", Context())
+    assert encode("abc") == [97, 98, 99] and decode(encode("abc")) == "abc"
+    encode, decode = llm.token_codec("openai:gpt", "reasoner", Context())
+    assert encode("abcdefghi") == ["abcd", "efgh", "i"] and decode(encode("abcdefghi")) == "abcdefghi"
