@@ -31,6 +31,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 STOPS = [".", "\n"]
@@ -44,7 +45,9 @@ class ModelTokenizer:
         self.llama, self.hf_style = llama, hf_style
 
     def encode(self, text: str, **kwargs: Any) -> Any:
-        ids = self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        # A Hugging Face tokenizer's encode adds the model's BOS (Qwen has none); tiktoken's adds nothing.
+        add_bos = self.hf_style and bool(self.llama._model.add_bos_token())
+        ids = self.llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True)
         if self.hf_style:
             import torch
 
@@ -53,7 +56,7 @@ class ModelTokenizer:
 
     def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
         ids = [int(i) for i in ids]
-        return self.llama.detokenize(ids, special=not skip_special_tokens).decode("utf-8", errors="ignore")
+        return self.llama.detokenize(ids, special=not skip_special_tokens).decode("utf-8", errors="replace")
 
     def apply_chat_template(self, messages: list[dict[str, str]], tokenize: bool = False,
                             add_generation_prompt: bool = True) -> str:
@@ -91,10 +94,11 @@ class HopragRetriever:
 
 class TextGenerator:
     """FlashRAG's vLLM generator contract on the embedded model: a list of plain-text prompts in, one string each
-    out, stopped at (and keeping) the first stop string."""
+    out, stopped at (and keeping) the first stop string. FlashRAG's vLLM model is `max_model_len` =
+    generator_max_input_len tokens long, so a prompt near that limit leaves the output fewer tokens."""
 
-    def __init__(self, ctx: Any, max_tokens: int) -> None:
-        self.ctx, self.max_tokens = ctx, max_tokens
+    def __init__(self, ctx: Any, max_tokens: int, max_model_len: int, tokenizer: ModelTokenizer) -> None:
+        self.ctx, self.max_tokens, self.max_model_len, self.tokenizer = ctx, max_tokens, max_model_len, tokenizer
 
     def generate(self, input_list: Any, stop: list[str] | None = None, **_: Any) -> list[str]:
         from hoprag.llm import call_llm
@@ -102,7 +106,9 @@ class TextGenerator:
         prompts = [input_list] if isinstance(input_list, str) else list(input_list)
         outputs = []
         for prompt in prompts:
-            text, _call, _message = call_llm("reasoner", prompt, self.ctx, raw_text=True, max_tokens=self.max_tokens)
+            room = self.max_model_len - len(self.tokenizer.encode(prompt)[0])
+            max_tokens = max(1, min(self.max_tokens, room))
+            text, _call, _message = call_llm("reasoner", prompt, self.ctx, raw_text=True, max_tokens=max_tokens)
             cuts = [text.find(s) + len(s) for s in (stop or []) if s in text]
             outputs.append(text[: min(cuts)] if cuts else text)
         return outputs
@@ -143,14 +149,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from hoprag.context import Context
     from hoprag.eval.runner import auto_index
-    from hoprag.llm import DEFAULT_SPEC, chat_model
+    from hoprag.llm import DEFAULT_SPEC, _vocabulary
+    from hoprag.local_models import DEFAULT_LOCAL_MODEL, resolve_gguf
     from hoprag.retrievers.retrievers import make_retriever
 
     examples = load_questions(args.dataset, args.limit)
     index = auto_index(args.dataset) if args.index == "auto" else args.index
     retriever = HopragRetriever(make_retriever(index, args.retriever, k=args.k), args.k)
-    ctx = Context(preset="flashrag", llm=DEFAULT_SPEC).resolved(args.method)
-    llama = chat_model(DEFAULT_SPEC, "reasoner", ctx).client  # the model file's llama.cpp context, for its tokenizer
+    ctx = Context(preset="flashrag", llm=DEFAULT_SPEC, reasoner_llm=DEFAULT_SPEC).resolved(args.method)
+    llama = _vocabulary(DEFAULT_LOCAL_MODEL)  # the model file's tokenizer, without its weights
 
     framework = "openai" if args.form == "chat" else "vllm"
     config: dict[str, Any] = {
@@ -160,15 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         "generation_params": {"max_tokens": args.max_tokens}, "save_dir": str(args.out), "save_intermediate_data": False,
         "save_metric_score": False, "use_fid": False, "refiner_name": None,
     }
-    # FlashRAG reads the model's HF config only to decide whether it is a chat model (the IRCoT and RAG templates set
-    # `enable_chat` themselves) and counts prompt tokens with the model's tokenizer: both come from the GGUF here.
-    base_prompt.AutoConfig.from_pretrained = staticmethod(lambda *a, **k: type("C", (), {"_name_or_path": "instruct"})())
+    # FlashRAG reads the model's HF config only for its name (a chat model: "chat" or "instruct" in it) and counts
+    # prompt tokens with the model's tokenizer: both come from the GGUF here. Only FlashRAG's names are rebound.
+    model_name = resolve_gguf(DEFAULT_LOCAL_MODEL).name.lower()
+    base_prompt.AutoConfig = SimpleNamespace(from_pretrained=lambda *a, **k: SimpleNamespace(_name_or_path=model_name))
     base_prompt.PromptTemplate._get_tokenizer = lambda self: ModelTokenizer(llama, hf_style=not self.is_openai)
     if args.form == "chat":
         import tiktoken
 
         from hoprag.llama_local import local_server_model
-        from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
         tiktoken.encoding_for_model = lambda name: ModelTokenizer(llama, hf_style=False)  # no download
         from flashrag.generator.openai_generator import OpenaiGenerator
@@ -178,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         config["generation_params"].update(temperature=0.0, extra_body={"repeat_penalty": 1.0})
         generator: Any = OpenaiGenerator(config)
     else:
-        generator = TextGenerator(ctx, args.max_tokens)
+        generator = TextGenerator(ctx, args.max_tokens, args.max_input_len, ModelTokenizer(llama, hf_style=True))
 
     if args.method == "ircot":
         pipeline: Any = IRCOTPipeline(config, retriever=retriever, generator=generator, max_iter=args.max_iter)
@@ -187,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         pipeline, parse = SequentialPipeline(config, retriever=retriever, generator=generator), None
 
     args.out.mkdir(parents=True, exist_ok=True)
+    setting = {key: str(value) for key, value in vars(args).items() if key != "limit"}
+    setting_file = args.out / "setting.json"
+    if setting_file.exists() and json.loads(setting_file.read_text()) != setting:
+        print(f"error: {args.out} holds a run with another setting ({setting_file}); use another --out",
+              file=sys.stderr)
+        return 2
+    setting_file.write_text(json.dumps(setting, indent=2) + "\n")
     records = args.out / "results.jsonl"
     done = {json.loads(line)["id"] for line in records.read_text().splitlines()} if records.exists() else set()
     em_metric, f1_metric = ExactMatch(config), F1_Score(config)
@@ -203,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
             "raw_prediction": item.output.get("raw_pred", prediction),
             "em": em_metric.calculate_em(prediction, example.answers),
             "f1": f1_metric.token_level_scores(prediction, example.answers)["f1"],
-            "thoughts": [v.get("new_thought") for k, v in sorted(item.output.items()) if k.startswith("intermediate_output_iter")],
+            "thoughts": [item.output[f"intermediate_output_iter{i}"]["new_thought"] for i in range(args.max_iter)
+                         if f"intermediate_output_iter{i}" in item.output],
             "seconds": round(time.time() - started, 2),
         }
         with records.open("a") as handle:
@@ -212,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         done.add(example.id)
 
     rows = [json.loads(line) for line in records.read_text().splitlines()]
+    if not rows:
+        print("error: no question was run", file=sys.stderr)
+        return 2
     summary = {
         "method": args.method, "form": args.form, "max_iter": args.max_iter, "max_input_len": args.max_input_len,
         "questions": len(rows), "em": round(100 * sum(r["em"] for r in rows) / len(rows), 2),

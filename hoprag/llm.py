@@ -297,16 +297,19 @@ def count_tokens(spec: str, role: str, ctx: Context, text: str) -> int:
     return len(text) // 3 + 1
 
 
-def token_codec(spec: str, role: str, ctx: Context) -> tuple[Callable[[str], list[Any]], Callable[[list[Any]], str]]:
+def token_codec(spec: str, role: str, ctx: Context, *, bos: bool = False
+                ) -> tuple[Callable[[str], list[Any]], Callable[[list[Any]], str]]:
     """Encode and decode text as the role's model reads it, for cutting a prompt at a token count: a local model's
     own tokenizer (special tokens read as such, none written back; a llama.cpp server's model file loaded as its
-    vocabulary alone); an endpoint's estimated as 4-character pieces, about an English BPE token (an overestimate
-    would cut prompts the model's tokenizer leaves whole)."""
+    vocabulary alone), with the BOS the model adds counted where `bos` (a Hugging Face tokenizer's `encode`);
+    an endpoint's estimated as 4-character pieces, about an English BPE token (an overestimate would cut prompts
+    the model's tokenizer leaves whole)."""
     kind, _, name = spec.partition(":")
     if kind in ("local", "local-server"):
         llama = chat_model(spec, role, ctx).client if kind == "local" else _vocabulary(name)  # type: ignore[attr-defined]
-        return (lambda text: llama.tokenize(text.encode("utf-8"), add_bos=False, special=True),
-                lambda tokens: llama.detokenize(tokens, special=False).decode("utf-8", errors="ignore"))
+        add_bos = bos and bool(llama._model.add_bos_token())
+        return (lambda text: llama.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True),
+                lambda tokens: llama.detokenize(tokens, special=False).decode("utf-8", errors="replace"))
     return (lambda text: [text[i:i + 4] for i in range(0, len(text), 4)], "".join)
 
 

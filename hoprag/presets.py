@@ -669,7 +669,7 @@ METHOD_REASONS["flashrag"] = {
         "ircot_reader": "FlashRAG's IRCoT answers from its own thoughts (ircot_pred_parse), with no reader.",
         "stop_on_empty_step": "FlashRAG's IRCoT loop runs on after an empty thought, to max_iter.",
         "max_input_tokens": "FlashRAG's benchmark setting (baseline_details.md): a maximum input length of 2048 "
-                            "tokens, a longer prompt cut in the middle.",
+                            "tokens, a longer prompt cut as FlashRAG's PromptTemplate cuts it.",
     },
     "flare": {
         "flare_theta": "FlashRAG's FLAREPipeline: retrieve when a look-ahead token's probability is at most 0.2.",

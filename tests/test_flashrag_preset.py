@@ -315,10 +315,12 @@ def test_flashrag_ircot_cuts_a_long_prompt_in_the_middle_and_still_ends_with_the
 def test_a_llama_cpp_servers_prompt_is_cut_with_its_model_files_own_tokenizer(monkeypatch):
     import hoprag.llm as llm
 
-    class Vocabulary:  # one token per character, as bytes
+    class Vocabulary:  # one token per character, as bytes; a model that adds a BOS (1)
+        _model = type("Model", (), {"add_bos_token": staticmethod(lambda: True)})()
+
         def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
-            assert not add_bos and special  # no BOS counted; special-token text read as the special tokens
-            return list(text)
+            assert special  # special-token text read as the special tokens
+            return [1, *text] if add_bos else list(text)
 
         def detokenize(self, tokens: list[int], special: bool) -> bytes:
             return bytes(tokens)
@@ -326,5 +328,27 @@ def test_a_llama_cpp_servers_prompt_is_cut_with_its_model_files_own_tokenizer(mo
     monkeypatch.setattr(llm, "_vocabulary", lambda name: Vocabulary())
     encode, decode = llm.token_codec("local-server:some-model", "reasoner", Context())
     assert encode("abc") == [97, 98, 99] and decode(encode("abc")) == "abc"
+    # The plain-text form counts the BOS, as a Hugging Face tokenizer's encode adds it for FlashRAG.
+    encode, _ = llm.token_codec("local-server:some-model", "reasoner", Context(), bos=True)
+    assert encode("abc") == [1, 97, 98, 99]
     encode, decode = llm.token_codec("openai:gpt", "reasoner", Context())
     assert encode("abcdefghi") == ["abcd", "efgh", "i"] and decode(encode("abcdefghi")) == "abcdefghi"
+
+
+def test_a_prompt_just_under_the_limit_leaves_the_thought_only_what_remains_of_it(monkeypatch):
+    """FlashRAG's vLLM model is max_input_len tokens long (max_model_len): prompt and thought share it."""
+    import hoprag.nodes.ircot as ircot
+
+    asked: list[int | None] = []
+    real_call = ircot.call_llm
+
+    def recording_call(role, prompt, ctx, **kwargs):
+        asked.append(kwargs.get("max_tokens"))
+        return real_call(role, prompt, ctx, **kwargs)
+
+    monkeypatch.setattr(ircot, "call_llm", recording_call)
+    _, _, seen = ircot_run([" So the answer is: Rush"], max_input_tokens=100_000)
+    pieces = (len(seen[0][0].content) + 3) // 4  # an endpoint's tokens are 4-character pieces
+    assert asked == [32]  # far under the limit: FlashRAG's 32 output tokens
+    _, _, seen = ircot_run([" So the answer is: Rush"], max_input_tokens=pieces + 10)
+    assert (len(seen[0][0].content) + 3) // 4 == pieces and asked[-1] == 10  # whole prompt, ten tokens left

@@ -208,17 +208,22 @@ def flashrag_thought(state: CoTState, ctx: Context) -> dict[str, Any]:
     thought with "So the answer is:", or the `max_sentences`-th thought (FlashRAG's max_iter), ends the chain with
     FlashRAG's answer. An empty thought is kept as a step; the next retrieval then uses the last thought written."""
     chat = ctx.ircot_style == "flashrag-chat"
-    codec = token_codec(resolve_spec("reasoner", ctx), "reasoner", ctx) if ctx.max_input_tokens else None
+    limit = ctx.max_input_tokens or 0
+    # FlashRAG counts a vLLM or HF model's prompt with its tokenizer's encode, which adds the model's BOS.
+    codec = token_codec(resolve_spec("reasoner", ctx), "reasoner", ctx, bos=not chat) if limit else None
     if chat:  # an endpoint cuts its stop strings from the reply, as OpenAI's does for FlashRAG
         messages = flashrag_messages(state)
         if codec:
-            messages = flashrag_cut_messages(messages, ctx.max_input_tokens or 0, *codec)
+            messages = flashrag_cut_messages(messages, limit, *codec)
         text, record, _ = call_llm("reasoner", messages, ctx, stop=THOUGHT_STOP)
     else:  # no backend stop: the thought is cut here, its period or newline kept, as vLLM keeps it
-        prompt = flashrag_text(state)
+        prompt, max_tokens = flashrag_text(state), None
         if codec:
-            prompt = flashrag_cut_text(prompt, ctx.max_input_tokens or 0, *codec)
-        text, record, _ = call_llm("reasoner", prompt, ctx, raw_text=True)
+            prompt = flashrag_cut_text(prompt, limit, *codec)
+            # FlashRAG's vLLM model is as long as the input limit (max_model_len), so the prompt and the thought
+            # share it: a prompt just under the limit leaves fewer than max_tokens for the thought.
+            max_tokens = max(1, min(ctx.max_tokens or 32, limit - len(codec[0](prompt))))
+        text, record, _ = call_llm("reasoner", prompt, ctx, raw_text=True, max_tokens=max_tokens)
     generated = flashrag_generated(text, chat)
     thought = generated.strip()
     empty = not any(character.isalnum() for character in thought)
