@@ -16,8 +16,8 @@ merging, prompt truncation (`generator_max_input_len`), answer parsing (`ircot_p
 Prompt lengths are counted with the model's own tokenizer (FlashRAG counts with the HF tokenizer, or with tiktoken
 for `openai`, which needs a download).
 
-Needs FlashRAG importable (`pip install flashrag-dev`, or a FlashRAG checkout on PYTHONPATH) and its `datasets`
-dependency. Resumes an interrupted run. Writes one JSON line a question and a summary:
+Needs a FlashRAG checkout on PYTHONPATH (the results were measured with commit 1ee5249; PyPI's flashrag-dev 0.1.2
+predates the IRCoT stop strings) and its `datasets` dependency. Resumes an interrupted run. Writes one JSON line a question and a summary:
 
     python benchmarks/flashrag_pipeline.py --method ircot --form text --max-iter 2 --limit 20 \
         --dataset hotpotqa:../shared/data/hotpotqa/hotpot_dev_distractor_hard_100.json --out runs/fr-ircot-text-2
@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         from flashrag.pipeline import IRCOTPipeline, SequentialPipeline
         from flashrag.utils import ircot_pred_parse
     except ImportError as error:
-        print(f"error: FlashRAG is not importable ({error}); pip install flashrag-dev, or put a checkout on "
-              "PYTHONPATH", file=sys.stderr)
+        print(f"error: FlashRAG is not importable ({error}); put a FlashRAG checkout on PYTHONPATH and "
+              "pip install datasets", file=sys.stderr)
         return 2
 
     from hoprag.context import Context
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         pipeline, parse = SequentialPipeline(config, retriever=retriever, generator=generator), None
 
     args.out.mkdir(parents=True, exist_ok=True)
-    setting = {key: str(value) for key, value in vars(args).items() if key != "limit"}
+    setting = {key: str(value) for key, value in vars(args).items() if key not in ("limit", "out")}
     setting_file = args.out / "setting.json"
     if setting_file.exists() and json.loads(setting_file.read_text()) != setting:
         print(f"error: {args.out} holds a run with another setting ({setting_file}); use another --out",
@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no question was run", file=sys.stderr)
         return 2
     summary = {
-        "method": args.method, "form": args.form, "max_iter": args.max_iter, "max_input_len": args.max_input_len,
+        "method": args.method, "form": args.form, **({"max_iter": args.max_iter} if args.method == "ircot" else {}),
+        "max_input_len": args.max_input_len,
         "questions": len(rows), "em": round(100 * sum(r["em"] for r in rows) / len(rows), 2),
         "f1": round(100 * sum(r["f1"] for r in rows) / len(rows), 2),
     }
