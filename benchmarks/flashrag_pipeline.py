@@ -128,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-iter", type=int, default=2, help="IRCOTPipeline's max_iter (FlashRAG's default: 2)")
     parser.add_argument("--max-input-len", type=int, default=2048, help="generator_max_input_len (FlashRAG's table: 2048)")
     parser.add_argument("--max-tokens", type=int, default=32, help="FlashRAG's table: 32")
+    parser.add_argument("--server-sampling", action="store_true",
+                        help="--form chat: send FlashRAG's generation parameters as they are (no temperature), so the "
+                        "server's default sampling applies, as with FlashRAG's openai framework out of the box")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--retriever", default="bm25", help="hoprag retriever kind over the index (default bm25)")
@@ -182,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
 
         server = local_server_model(DEFAULT_LOCAL_MODEL, n_ctx=8192, n_threads=int(os.environ.get("HOPRAG_THREADS", "1")))
         config["openai_setting"] = {"api_key": "local", "base_url": str(server.openai_api_base)}
-        config["generation_params"].update(temperature=0.0, extra_body={"repeat_penalty": 1.0})
+        if not args.server_sampling:
+            config["generation_params"].update(temperature=0.0, extra_body={"repeat_penalty": 1.0})
         generator: Any = OpenaiGenerator(config)
     else:
         generator = TextGenerator(ctx, args.max_tokens, args.max_input_len, ModelTokenizer(llama, hf_style=True))
