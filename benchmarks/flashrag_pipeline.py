@@ -188,6 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.server_sampling:
             config["generation_params"].update(temperature=0.0, extra_body={"repeat_penalty": 1.0})
         generator: Any = OpenaiGenerator(config)
+        # IRCOTPipeline still calls generate on an iteration in which no question of the batch is left; vLLM answers
+        # an empty batch with nothing, FlashRAG's OpenAI generator fails on it. A one-question batch meets it
+        # whenever the first thought answers.
+        openai_generate = generator.generate
+        generator.generate = lambda input_list, **kw: openai_generate(input_list, **kw) if len(input_list) else []
     else:
         generator = TextGenerator(ctx, args.max_tokens, args.max_input_len, ModelTokenizer(llama, hf_style=True))
 
