@@ -61,16 +61,9 @@ class ModelTokenizer:
     def apply_chat_template(self, messages: list[dict[str, str]], tokenize: bool = False,
                             add_generation_prompt: bool = True) -> str:
         """The GGUF's own chat template, as FlashRAG applies the HF tokenizer's for a chat model's prompt."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        from hoprag.llama_local import chat_formatter
 
-        llama = self.llama
-        eos, bos = llama.token_eos(), llama.token_bos()
-        formatter = Jinja2ChatFormatter(
-            template=llama.metadata["tokenizer.chat_template"],
-            eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-            bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
-            add_generation_prompt=add_generation_prompt)
-        return formatter(messages=messages).prompt
+        return chat_formatter(self.llama, add_generation_prompt)(messages=messages).prompt
 
 
 class HopragRetriever:

@@ -491,18 +491,24 @@ class ChatLlamaCpp(BaseChatModel):
     def _continuation(self, chat: list[dict[str, str]]) -> list[int]:
         """The prompt tokens of `chat` whose last (assistant) message is continued: the model's chat template over
         the messages before it, with the generation prompt, then the reply so far."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
         llama = self.client
-        template = llama.metadata.get("tokenizer.chat_template")
-        if not template:
+        if not llama.metadata.get("tokenizer.chat_template"):
             raise HopragError(f"{self.model_path} has no chat template, so a reply cannot be continued")
-        eos, bos = llama.token_eos(), llama.token_bos()
-        formatter = Jinja2ChatFormatter(template=template, eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-                                        bos_token=llama._model.token_get_text(bos) if bos != -1 else "")
-        formatted = formatter(messages=chat[:-1])
+        formatted = chat_formatter(llama)(messages=chat[:-1])
         return llama.tokenize((formatted.prompt + chat[-1]["content"]).encode("utf-8"),
                               add_bos=not formatted.added_special, special=True)
+
+
+def chat_formatter(llama: Any, add_generation_prompt: bool = True) -> Any:
+    """The model file's own chat template (its GGUF metadata) as llama.cpp's Jinja2 formatter, with the model's EOS
+    and BOS texts; `formatter(messages=...).prompt` is the templated text."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    eos, bos = llama.token_eos(), llama.token_bos()
+    return Jinja2ChatFormatter(template=llama.metadata["tokenizer.chat_template"],
+                               eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                               bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+                               add_generation_prompt=add_generation_prompt)
 
 
 @functools.lru_cache(maxsize=64)
