@@ -355,8 +355,10 @@ def local_runtime(name: str, *, n_ctx: int, n_threads: int) -> LocalRuntime:
     if key not in _RUNTIMES:
         llama_class = _llama_class()
         try:
-            llama = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=FULL_BATCH,
-                                verbose=False)
+            # n_threads_batch too: llama.cpp's default takes every core for prompt processing, and its
+            # threads spin while they wait, so two runs at HOPRAG_THREADS=1 on two cores would contend.
+            llama = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                                n_batch=FULL_BATCH, verbose=False)
         except Exception as error:  # llama.cpp reports a corrupt file as a bare ValueError
             raise HopragError(f"llama.cpp could not load {path.name}: {error}") from error
         _RUNTIMES[key] = LocalRuntime(llama)
@@ -543,6 +545,7 @@ def local_server_model(name: str, *, n_ctx: int, n_threads: int, logits_all: boo
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
+         "--n_threads_batch", str(n_threads),
          # logits for every prompt token cost several times the prompt time; only FLARE needs them.
          "--logits_all", "true" if logits_all or os.environ.get("HOPRAG_LOGITS_ALL") else "false"],
         stdout=subprocess.DEVNULL,

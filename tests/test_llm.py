@@ -184,3 +184,22 @@ def test_sampled_calls_draw_with_a_seed_of_their_own(openai_stub):
     assert first != longer and first == again  # independent across prompts, reproducible for one prompt
     assert other_run != first  # another run seed draws differently
     assert greedy == 0  # greedy calls send the run's seed unchanged (and keep their cache keys)
+
+
+def test_the_thread_setting_also_bounds_prompt_processing(tmp_path, monkeypatch):
+    """HOPRAG_THREADS caps llama.cpp's prompt (batch) threads as well as its decode threads: its default takes
+    every core, so two one-thread runs side by side would contend for them."""
+    from hoprag import llama_local
+
+    seen: dict = {}
+
+    class RecordingLlama:
+        def __init__(self, **kwargs):
+            seen.update(kwargs)
+
+    model_file = tmp_path / "tiny.gguf"
+    model_file.write_bytes(b"GGUF")
+    monkeypatch.setattr(llama_local, "_llama_class", lambda: RecordingLlama)
+    monkeypatch.setattr(llama_local, "_RUNTIMES", {})
+    llama_local.local_runtime(str(model_file), n_ctx=512, n_threads=1)
+    assert seen["n_threads"] == 1 and seen["n_threads_batch"] == 1
