@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The published `hoprag reproduce` tables (docs/results.md): ReSP Table 1, and NotesWriting Tables 2-4 on HotpotQA,
 # with the embedded model on each dataset file's closed corpus (--index auto), the first 50 questions, each row with
-# the preset its table names. Two halves side by side, one core each; every cell resumes, so rerun to continue.
-# Run it from one commit, start to end:  bash benchmarks/reproduce_published.sh [OUT]   (../shared/data beside the checkout)
+# the preset its table names. Two workers, one core each, take the cells in turn; every cell resumes, so rerun the
+# script to continue. Run it from one commit, start to end:
+#   bash benchmarks/reproduce_published.sh [OUT]   (../shared/data beside the checkout)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
@@ -10,13 +11,33 @@ OUT=${1:-runs/reproduce}
 DATA=${DATA:-../shared/data}
 LIMIT=${LIMIT:-50}
 export HOPRAG_THREADS=${HOPRAG_THREADS:-1}
-mkdir -p "$OUT"
-table() {  # TABLE [more reproduce flags]: one response cache per table
-  HOPRAG_LLM_CACHE="$OUT/$1.llm-cache.sqlite" "$HOPRAG" reproduce "$@" --data "$DATA" --limit "$LIMIT" \
-    --out "$OUT/$1"
+# One job a cell: TABLE DATASET METHOD, the longest first so the two workers end together.
+JOBS=(
+  "notes-table2 hotpotqa renact" "notes-table2 hotpotqa react" "resp-table1 hotpotqa resp" "resp-table1 2wiki resp"
+  "notes-table3 hotpotqa ircot-notes" "notes-table4 hotpotqa flare-notes" "notes-table4 hotpotqa flare"
+  "notes-table3 hotpotqa ircot"
+)
+for dataset in hotpotqa 2wiki; do
+  for method in sure recomp iter-retgen ircot replug rag; do JOBS+=("resp-table1 $dataset $method"); done
+done
+TABLES="resp-table1 notes-table2 notes-table3 notes-table4"
+
+reproduce() {  # TABLE [flags]: one response cache per table
+  HOPRAG_LLM_CACHE="$OUT/$1.llm-cache.sqlite" "$HOPRAG" reproduce "$@" --data "$DATA" --limit "$LIMIT" --out "$OUT/$1"
 }
-table resp-table1 > "$OUT/resp-table1.log" 2>&1 &
-for notes_table in notes-table2 notes-table3 notes-table4; do
-  table "$notes_table" --datasets hotpotqa
-done > "$OUT/notes-tables.log" 2>&1 &
+worker() {  # takes the next job nobody has claimed (mkdir is atomic)
+  for i in "${!JOBS[@]}"; do
+    mkdir "$OUT/.claims/$i" 2>/dev/null || continue
+    read -r table dataset method <<< "${JOBS[$i]}"
+    echo "== $table $dataset $method $(date -u +%H:%M:%S)"
+    reproduce "$table" --datasets "$dataset" --methods "$method" || echo "!! $table $dataset $method failed"
+  done
+}
+mkdir -p "$OUT" && rm -rf "$OUT/.claims" && mkdir "$OUT/.claims"
+worker > "$OUT/worker-1.log" 2>&1 &
+worker > "$OUT/worker-2.log" 2>&1 &
 wait
+for table in $TABLES; do
+  datasets=$([ "$table" = resp-table1 ] && echo hotpotqa,2wiki || echo hotpotqa)
+  reproduce "$table" --datasets "$datasets" --table-only > "$OUT/$table.log" 2>&1
+done
