@@ -11,15 +11,14 @@ OUT=${1:-runs/reproduce}
 DATA=${DATA:-../shared/data}
 LIMIT=${LIMIT:-50}
 export HOPRAG_THREADS=${HOPRAG_THREADS:-1}
-# One job a cell: TABLE DATASET METHOD, the longest first so the two workers end together.
-JOBS=(
-  "notes-table2 hotpotqa renact" "notes-table2 hotpotqa react" "resp-table1 hotpotqa resp" "resp-table1 2wiki resp"
-  "notes-table3 hotpotqa ircot-notes" "notes-table4 hotpotqa flare-notes" "notes-table4 hotpotqa flare"
-  "notes-table3 hotpotqa ircot"
-)
-for dataset in hotpotqa 2wiki; do
-  for method in sure recomp iter-retgen ircot replug rag; do JOBS+=("resp-table1 $dataset $method"); done
+# One job a cell: TABLE DATASET METHOD. ReSP Table 1 first, so it is whole before the slow ReAct-family cells
+# (up to 25 steps a question at `paper`); within a table the longest first, so the two workers end together.
+JOBS=("resp-table1 hotpotqa resp" "resp-table1 2wiki resp")
+for method in sure recomp iter-retgen ircot replug rag; do
+  for dataset in hotpotqa 2wiki; do JOBS+=("resp-table1 $dataset $method"); done
 done
+JOBS+=("notes-table2 hotpotqa renact" "notes-table2 hotpotqa react" "notes-table3 hotpotqa ircot-notes"
+  "notes-table4 hotpotqa flare-notes" "notes-table4 hotpotqa flare" "notes-table3 hotpotqa ircot")
 TABLES="resp-table1 notes-table2 notes-table3 notes-table4"
 
 reproduce() {  # TABLE [flags]: one response cache per table
