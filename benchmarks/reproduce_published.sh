@@ -6,6 +6,7 @@
 #   bash benchmarks/reproduce_published.sh [OUT]   (../shared/data beside the checkout)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/jobs.sh
 HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 OUT=${1:-runs/reproduce}
 DATA=${DATA:-../shared/data}
@@ -19,24 +20,15 @@ for method in sure recomp iter-retgen ircot replug rag; do
 done
 JOBS+=("notes-table2 hotpotqa renact" "notes-table2 hotpotqa react" "notes-table3 hotpotqa ircot-notes"
   "notes-table4 hotpotqa flare-notes" "notes-table4 hotpotqa flare" "notes-table3 hotpotqa ircot")
-TABLES="resp-table1 notes-table2 notes-table3 notes-table4"
 
 reproduce() {  # TABLE [flags]: one response cache per table
   HOPRAG_LLM_CACHE="$OUT/$1.llm-cache.sqlite" "$HOPRAG" reproduce "$@" --data "$DATA" --limit "$LIMIT" --out "$OUT/$1"
 }
-worker() {  # takes the next job nobody has claimed (mkdir is atomic)
-  for i in "${!JOBS[@]}"; do
-    mkdir "$OUT/.claims/$i" 2>/dev/null || continue
-    read -r table dataset method <<< "${JOBS[$i]}"
-    echo "== $table $dataset $method $(date -u +%H:%M:%S)"
-    reproduce "$table" --datasets "$dataset" --methods "$method" || echo "!! $table $dataset $method failed"
-  done
-}
-mkdir -p "$OUT" && rm -rf "$OUT/.claims" && mkdir "$OUT/.claims"
-worker > "$OUT/worker-1.log" 2>&1 &
-worker > "$OUT/worker-2.log" 2>&1 &
-wait
-for table in $TABLES; do
+job() { reproduce "$1" --datasets "$2" --methods "$3"; }
+
+mkdir -p "$OUT"
+run_jobs 2
+for table in resp-table1 notes-table2 notes-table3 notes-table4; do
   datasets=$([ "$table" = resp-table1 ] && echo hotpotqa,2wiki || echo hotpotqa)
   reproduce "$table" --datasets "$datasets" --table-only > "$OUT/$table.log" 2>&1
 done
