@@ -217,3 +217,17 @@ def test_a_run_that_needs_missing_weights_stops_at_once_and_the_table_skips_it(t
     text = markdown(render(parse_table(raw), tmp_path / "out", notes=outcome.skipped))
     assert "| RECOMP | recomp / flashrag | — (37.5) |" in text
     assert "here HotpotQA 3 (the first of" in text
+
+
+def test_the_decoding_line_names_the_preset_of_each_decoding_where_the_rows_differ(tmp_path):
+    """A table's baselines can run at another preset than its own method (ReSP's at `flashrag`), with another
+    output cap; the setting line says which decoding belongs to which."""
+    ctx, _ = scripted("repro-decoding")
+    raw_rows = json.loads(json.dumps(RAW_TABLE["rows"]))
+    raw_rows[2]["preset"] = "flashrag"
+    table = tiny_table(rows=raw_rows)
+    out = tmp_path / "out"
+    reproduce_table(table, ctx, out, data=flashrag_data(tmp_path), index=ctx.index, progress=False, say=print)
+    decoding = next(line for line in markdown(render(table, out)).splitlines() if line.startswith("- decoding:"))
+    assert decoding.startswith("- decoding: paper greedy; here ")
+    assert "(paper)" in decoding and "(flashrag)" in decoding, decoding

@@ -179,6 +179,19 @@ def _distinct(values: list[Any]) -> str:
     return "; ".join(shown) if shown else NOT_RUN
 
 
+def _by_preset(values: dict[RunKey, str]) -> str:
+    """The runs' distinct values; where they differ, each names the presets that ran with it (a table's baselines
+    can run at another preset than its own method, with other decoding)."""
+    presets: dict[str, list[str]] = {}
+    for key, value in values.items():
+        presets.setdefault(value, [])
+        if key.preset not in presets[value]:
+            presets[value].append(key.preset)
+    if len(presets) < 2:
+        return _distinct(list(presets))
+    return "; ".join(f"{value} ({', '.join(names)})" for value, names in presets.items())
+
+
 def _dataset_file(spec: str) -> str:
     path = Path(spec.partition(":")[2].split("#")[0])
     return f"{path.parent.name}/{path.name}"
@@ -192,8 +205,9 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
     retrieval = [f"{config.get('retriever')} over index {config.get('index')}" for config in configs]
     ks = list(dict.fromkeys(config.get("k") for config in configs))
     k_same = " (the paper's)" if ks == [setting.get("k")] else ""
-    decoding = [f"temperature {config.get('temperature')}, seed {config.get('seed')}, "
-                f"max_tokens {config.get('max_tokens')}" for config in configs]
+    decoding = _by_preset({key: f"temperature {(summary.get('config') or {}).get('temperature')}, seed "
+                                f"{(summary.get('config') or {}).get('seed')}, max_tokens "
+                                f"{(summary.get('config') or {}).get('max_tokens')}" for key, summary in runs.items()})
     paper_questions, here_questions = [], []
     for dataset in table.datasets:
         paper_questions.append(f"{dataset.label} {dataset.questions or 'not stated'} ({dataset.selection})")
@@ -207,7 +221,7 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
         f"retriever and corpus: paper {setting.get('retriever')} over {setting.get('corpus')}; here {_distinct(retrieval)}",
         f"k: paper {setting.get('k')}; here {_distinct(ks)}{k_same}",
         f"questions: paper {'; '.join(paper_questions)}; here {'; '.join(here_questions) or NOT_RUN}",
-        f"decoding: paper {setting.get('decoding')}; here {_distinct(decoding)}",
+        f"decoding: paper {setting.get('decoding')}; here {decoding}",
     ]
     lines += [f"{row.name}: paper " + ", ".join(f"{k} {v}" for k, v in row.setting.items())
               for row in table.rows if row.setting]
