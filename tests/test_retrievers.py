@@ -371,3 +371,18 @@ def test_a_dense_only_index_skips_bm25_and_says_so(tmp_path: Path, hasher: HashE
         make_retriever("dense-only", "hybrid", k=3)
     with pytest.raises(HopragError, match="needs BM25 or dense vectors"):
         build_index("neither", f"jsonl:{tmp_path / 'd.jsonl'}", embedder="none", progress=False, bm25=False)
+
+
+def test_auto_retrieval_names_what_the_auto_retriever_searches_an_index_with(tmp_path, hasher):
+    """Run records keep `--retriever auto`; reports name what it was: dense with the index's embedder, else BM25."""
+    from hoprag.retrievers.retrievers import DenseRetriever, auto_retrieval
+
+    corpus = to_jsonl(tmp_path / "c.jsonl", [Document(id="a", title="A", text="alpha river"),
+                                             Document(id="b", title="B", text="beta mountain")])
+    build_index("with-vectors", f"jsonl:{corpus}", embedder=hasher.name, progress=False)
+    build_index("lexical-only", f"jsonl:{corpus}", embedder="none", progress=False)
+    assert isinstance(make_retriever("with-vectors", "auto", k=1), DenseRetriever)
+    assert auto_retrieval("with-vectors") == f"dense ({hasher.name})"
+    assert isinstance(make_retriever("lexical-only", "auto", k=1), BM25Retriever)
+    assert auto_retrieval("lexical-only") == "bm25"
+    assert auto_retrieval("not-built") is None

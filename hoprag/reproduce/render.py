@@ -192,6 +192,14 @@ def _by_preset(values: dict[RunKey, str]) -> str:
     return "; ".join(f"{value} ({', '.join(names)})" for value, names in presets.items())
 
 
+def _retriever(config: dict[str, Any]) -> str:
+    """The retriever a run recorded; `auto` as what it searched the index with, where the index is here."""
+    from hoprag.retrievers.retrievers import auto_retrieval
+
+    retriever = str(config.get("retriever"))
+    return (auto_retrieval(str(config.get("index"))) or retriever) if retriever == "auto" else retriever
+
+
 def _dataset_file(spec: str) -> str:
     path = Path(spec.partition(":")[2].split("#")[0])
     return f"{path.parent.name}/{path.name}"
@@ -202,7 +210,7 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
     setting = table.setting
     configs = [summary.get("config") or {} for summary in runs.values()]
     models = [spec for config in configs for spec in dict.fromkeys((config.get("models") or {}).values())]
-    retrieval = [f"{config.get('retriever')} over index {config.get('index')}" for config in configs]
+    retrieval = [f"{_retriever(config)} over index {config.get('index')}" for config in configs]
     ks = list(dict.fromkeys(config.get("k") for config in configs))
     k_same = " (the paper's)" if ks == [setting.get("k")] else ""
     decoding = _by_preset({key: f"temperature {(summary.get('config') or {}).get('temperature')}, seed "

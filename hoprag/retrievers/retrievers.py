@@ -235,6 +235,18 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
     return PageRetriever(base=base, k=k) if pages else base
 
 
+def auto_retrieval(index: str) -> str | None:
+    """What `--retriever auto` searches a hoprag or faiss index with, as `_index_retriever` decides it: `dense
+    (EMBEDDER)` where the index has vectors, else `bm25`; None for an index not on this machine."""
+    from hoprag.retrievers.index import BM25_ONLY, index_info
+
+    try:
+        embedder = index_info(index).get("embedder", BM25_ONLY)
+    except HopragError:
+        return None
+    return "bm25" if embedder == BM25_ONLY else f"dense ({embedder})"
+
+
 def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
     """A retriever of `kind` over the index `index` (whatever its backend: open_index opens each)."""
     opened = open_index(index)  # fails early with the "hoprag index build" hint
