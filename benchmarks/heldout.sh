@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The held-out table (docs/results.md): `small` for every method, with `rag` and `cot`, on the questions after the
 # first 50 of each dev file, which no `small` option was tuned on: HotpotQA-hard 51-100, MuSiQue 51-100, 2Wiki 51-82.
-# Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers, one core each,
+# Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers (WORKERS), the cores shared out,
 # take the cells in turn; every cell resumes, so rerun the script to continue. Run it from one commit, start to end:
 #   bash benchmarks/heldout.sh [OUT]   (../shared/data beside the checkout)
 # Self-RAG is left out: it needs a Self-RAG checkpoint, which the embedded model is not.
@@ -12,17 +12,17 @@ HOPRAG=${HOPRAG:-.venv/bin/hoprag}
 OUT=${1:-runs/heldout}
 DATA=${DATA:-../shared/data}
 WORKERS=${WORKERS:-2}
-export HOPRAG_THREADS=${HOPRAG_THREADS:-1}
+export HOPRAG_THREADS=${HOPRAG_THREADS:-$(threads_per_worker "$WORKERS")}
 METHODS=${METHODS:-"rag cot renact renact-iterative react resp rearag furepa ircot ircot-notes flare flare-notes
   iter-retgen self-ask search-o1 searchain chatcot infogent replug sure recomp long-context"}
 DATASETS=(
-  "hotpot hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json 51-100"
-  "musique musique:$DATA/musique/musique_ans_dev_100.jsonl 51-100"
-  "2wiki 2wiki:$DATA/2wikimultihopqa/2wiki_dev_82.json 51-82"
+  "hotpot|hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json|51-100"
+  "musique|musique:$DATA/musique/musique_ans_dev_100.jsonl|51-100"
+  "2wiki|2wiki:$DATA/2wikimultihopqa/2wiki_dev_82.json|51-82"
 )
 JOBS=()
 for method in $METHODS; do
-  for entry in "${DATASETS[@]}"; do JOBS+=("$method $entry"); done
+  for entry in "${DATASETS[@]}"; do JOBS+=("$method|$entry"); done
 done
 
 job() {  # METHOD NAME DATASET RANGE
@@ -32,7 +32,7 @@ job() {  # METHOD NAME DATASET RANGE
 }
 
 mkdir -p "$OUT"
-run_jobs "$WORKERS"
+run_jobs "$WORKERS" || exit 1
 for name in hotpot musique 2wiki; do
   "$HOPRAG" report "$OUT"/"$name"-*-small > "$OUT/$name.md"
 done

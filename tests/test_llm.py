@@ -203,3 +203,22 @@ def test_the_thread_setting_also_bounds_prompt_processing(tmp_path, monkeypatch)
     monkeypatch.setattr(llama_local, "_RUNTIMES", {})
     llama_local.local_runtime(str(model_file), n_ctx=512, n_threads=1)
     assert seen["n_threads"] == 1 and seen["n_threads_batch"] == 1
+
+
+def test_a_local_server_gets_the_same_bound_on_its_prompt_threads(tmp_path, monkeypatch):
+    from hoprag import llama_local
+
+    class Started(Exception):
+        pass
+
+    def record(command, **_):
+        raise Started(command)
+
+    model_file = tmp_path / "tiny.gguf"
+    model_file.write_bytes(b"GGUF")
+    monkeypatch.setattr(llama_local.subprocess, "Popen", record)
+    with pytest.raises(Started) as started:
+        llama_local.local_server_model(str(model_file), n_ctx=512, n_threads=1)
+    command = started.value.args[0]
+    assert command[command.index("--n_threads") + 1] == "1"
+    assert command[command.index("--n_threads_batch") + 1] == "1"

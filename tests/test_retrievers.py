@@ -386,3 +386,4 @@ def test_auto_retrieval_names_what_the_auto_retriever_searches_an_index_with(tmp
     assert isinstance(make_retriever("lexical-only", "auto", k=1), BM25Retriever)
     assert auto_retrieval("lexical-only") == "bm25"
     assert auto_retrieval("not-built") is None
+    assert auto_retrieval("none") is None  # the index of a run that searched a retrieval server

@@ -179,25 +179,31 @@ def _distinct(values: list[Any]) -> str:
     return "; ".join(shown) if shown else NOT_RUN
 
 
-def _by_preset(values: dict[RunKey, str]) -> str:
-    """The runs' distinct values; where they differ, each names the presets that ran with it (a table's baselines
-    can run at another preset than its own method, with other decoding)."""
-    presets: dict[str, list[str]] = {}
+def _by_run(values: dict[RunKey, str]) -> str:
+    """The runs' distinct values; where they differ, each names its runs: by preset where that tells them apart (a
+    table's baselines at `flashrag`, its own method at `paper`), else by method and preset."""
+    groups: dict[str, list[RunKey]] = {}
     for key, value in values.items():
-        presets.setdefault(value, [])
-        if key.preset not in presets[value]:
-            presets[value].append(key.preset)
-    if len(presets) < 2:
-        return _distinct(list(presets))
-    return "; ".join(f"{value} ({', '.join(names)})" for value, names in presets.items())
+        groups.setdefault(value, []).append(key)
+    if len(groups) < 2:
+        return _distinct(list(groups))
+    presets = [{key.preset for key in keys} for keys in groups.values()]
+    by_preset = all(a.isdisjoint(b) for n, a in enumerate(presets) for b in presets[n + 1:])
+
+    def names(keys: list[RunKey]) -> str:
+        return ", ".join(dict.fromkeys(key.preset if by_preset else f"{key.method} / {key.preset}" for key in keys))
+
+    return "; ".join(f"{value} ({names(keys)})" for value, keys in groups.items())
 
 
-def _retriever(config: dict[str, Any]) -> str:
+def _retrieval_label(config: dict[str, Any], labels: dict[tuple[str, str], str]) -> str:
     """The retriever a run recorded; `auto` as what it searched the index with, where the index is here."""
     from hoprag.retrievers.retrievers import auto_retrieval
 
-    retriever = str(config.get("retriever"))
-    return (auto_retrieval(str(config.get("index"))) or retriever) if retriever == "auto" else retriever
+    key = (str(config.get("retriever")), str(config.get("index")))
+    if key not in labels:
+        labels[key] = (auto_retrieval(key[1]) or key[0]) if key[0] == "auto" else key[0]
+    return labels[key]
 
 
 def _dataset_file(spec: str) -> str:
@@ -210,12 +216,12 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
     setting = table.setting
     configs = [summary.get("config") or {} for summary in runs.values()]
     models = [spec for config in configs for spec in dict.fromkeys((config.get("models") or {}).values())]
-    retrieval = [f"{_retriever(config)} over index {config.get('index')}" for config in configs]
+    labels: dict[tuple[str, str], str] = {}  # each index resolved once (a Chroma server may be slow or down)
+    retrieval = [f"{_retrieval_label(config, labels)} over index {config.get('index')}" for config in configs]
     ks = list(dict.fromkeys(config.get("k") for config in configs))
     k_same = " (the paper's)" if ks == [setting.get("k")] else ""
-    decoding = _by_preset({key: f"temperature {(summary.get('config') or {}).get('temperature')}, seed "
-                                f"{(summary.get('config') or {}).get('seed')}, max_tokens "
-                                f"{(summary.get('config') or {}).get('max_tokens')}" for key, summary in runs.items()})
+    decoding = _by_run({key: f"temperature {config.get('temperature')}, seed {config.get('seed')}, max_tokens "
+                                f"{config.get('max_tokens')}" for key, config in zip(runs, configs, strict=True)})
     paper_questions, here_questions = [], []
     for dataset in table.datasets:
         paper_questions.append(f"{dataset.label} {dataset.questions or 'not stated'} ({dataset.selection})")

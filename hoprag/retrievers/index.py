@@ -164,6 +164,11 @@ def _batches(documents: Iterator[Document], size: int) -> Iterator[list[Document
 BM25_ONLY = "none"  # the embedder name of an index without dense vectors
 
 
+def has_vectors(manifest: dict[str, Any]) -> bool:
+    """Whether an index (its manifest) has dense vectors: every one but those built with embedder `none`."""
+    return manifest.get("embedder", BM25_ONLY) != BM25_ONLY
+
+
 class DocStore:
     """The passages of a BM25-only index in SQLite: id, title, text, source, other metadata."""
 
@@ -501,7 +506,7 @@ class Index:
         self.folder = place.folder  # where bm25/ lives (a local cache for a server index)
         self.manifest = manifest
         self.embedder_name: str = manifest["embedder"]
-        self.dense = self.embedder_name != BM25_ONLY
+        self.dense = has_vectors(manifest)
         if self.dense:
             self.client, self.collection = place.collection(self.embedder_name)
         else:

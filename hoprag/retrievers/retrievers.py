@@ -235,23 +235,35 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
     return PageRetriever(base=base, k=k) if pages else base
 
 
-def auto_retrieval(index: str) -> str | None:
-    """What `--retriever auto` searches a hoprag or faiss index with, as `_index_retriever` decides it: `dense
-    (EMBEDDER)` where the index has vectors, else `bm25`; None for an index not on this machine."""
-    from hoprag.retrievers.index import BM25_ONLY, index_info
+def _auto_kind(manifest: dict[str, Any]) -> str:
+    """What `--retriever auto` searches an index with: dense where it has vectors, else BM25."""
+    from hoprag.retrievers.index import has_vectors
 
-    try:
-        embedder = index_info(index).get("embedder", BM25_ONLY)
-    except HopragError:
+    return "dense" if has_vectors(manifest) else "bm25"
+
+
+def auto_retrieval(index: str) -> str | None:
+    """`--retriever auto` over an index as a run record's reader wants it named: `dense (EMBEDDER)` or `bm25`, as
+    the index on this machine is now; None where auto searched no index of hoprag's (index `none`: a retrieval
+    server; a registered retriever's own search) or the index is not here."""
+    from hoprag.retrievers import registry
+    from hoprag.retrievers.index import index_info
+
+    if index in ("none", "wikipedia") or registry.is_registered(index):
         return None
-    return "bm25" if embedder == BM25_ONLY else f"dense ({embedder})"
+    try:
+        manifest = index_info(index)
+    except (HopragError, OSError, ValueError):  # only a label: an unreadable index goes unnamed
+        return None
+    kind = _auto_kind(manifest)
+    return f"dense ({manifest.get('embedder')})" if kind == "dense" else kind
 
 
 def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
     """A retriever of `kind` over the index `index` (whatever its backend: open_index opens each)."""
     opened = open_index(index)  # fails early with the "hoprag index build" hint
-    if kind == "auto":  # dense where the index has vectors, else BM25
-        kind = "dense" if opened.dense else "bm25"
+    if kind == "auto":
+        kind = _auto_kind(opened.manifest)
     if kind in ("bm25", "hybrid") and not opened.has_bm25:
         raise HopragError(f"index {index} was built without BM25 (--no-bm25); use --retriever dense, or add it "
                           f"by building again: hoprag index build {index} --source {opened.manifest.get('source')} --bm25")
