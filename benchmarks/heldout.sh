@@ -7,12 +7,8 @@
 # Self-RAG is left out: it needs a Self-RAG checkpoint, which the embedded model is not.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-source benchmarks/jobs.sh
-HOPRAG=${HOPRAG:-.venv/bin/hoprag}
+source benchmarks/jobs.sh  # HOPRAG, DATA, WORKERS, HOPRAG_THREADS
 OUT=${1:-runs/heldout}
-DATA=${DATA:-../shared/data}
-WORKERS=${WORKERS:-2}
-export HOPRAG_THREADS=${HOPRAG_THREADS:-$(threads_per_worker "$WORKERS")}
 METHODS=${METHODS:-"rag cot renact renact-iterative react resp rearag furepa ircot ircot-notes flare flare-notes
   iter-retgen self-ask search-o1 searchain chatcot infogent replug sure recomp long-context"}
 DATASETS=(

@@ -24,8 +24,10 @@ _job_worker() {
   done
 }
 
-# Threads for each worker's model: the cores shared out, at least one.
-threads_per_worker() {
-  local share=$(( $(nproc) / $1 ))
-  echo $(( share > 0 ? share : 1 ))
-}
+# The settings every such script shares, each overridable from the environment: the hoprag command, the data
+# folder, the number of workers, and each worker's model threads (the cores shared out, at least one).
+HOPRAG=${HOPRAG:-.venv/bin/hoprag}
+DATA=${DATA:-../shared/data}
+WORKERS=${WORKERS:-2}
+_core_share=$(( $(nproc) / WORKERS ))
+export HOPRAG_THREADS=${HOPRAG_THREADS:-$(( _core_share > 0 ? _core_share : 1 ))}

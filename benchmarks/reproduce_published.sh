@@ -6,13 +6,9 @@
 #   bash benchmarks/reproduce_published.sh [OUT]   (../shared/data beside the checkout)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-source benchmarks/jobs.sh
-HOPRAG=${HOPRAG:-.venv/bin/hoprag}
+source benchmarks/jobs.sh  # HOPRAG, DATA, WORKERS, HOPRAG_THREADS
 OUT=${1:-runs/reproduce}
-DATA=${DATA:-../shared/data}
 LIMIT=${LIMIT:-50}
-WORKERS=${WORKERS:-2}
-export HOPRAG_THREADS=${HOPRAG_THREADS:-$(threads_per_worker "$WORKERS")}
 # One job a cell: TABLE DATASET METHOD. ReSP Table 1 first, so it is whole before the slow ReAct-family cells
 # (up to 25 steps a question at `paper`); within a table the longest first, so the two workers end together.
 JOBS=("resp-table1|hotpotqa|resp" "resp-table1|2wiki|resp")

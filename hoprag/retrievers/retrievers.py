@@ -10,7 +10,15 @@ from typing import Any, Literal
 from hoprag.documents import Document
 from hoprag.errors import HopragError, UnknownSpecError
 from hoprag.retrievers.base import KINDS, VALUES_HELP, Retriever, _is_index  # noqa: F401 (re-exported)
-from hoprag.retrievers.index import OpenedIndex, _to_document, bm25_tokenizer, open_index, server_errors
+from hoprag.retrievers.index import (
+    OpenedIndex,
+    _to_document,
+    bm25_tokenizer,
+    has_vectors,
+    index_info,
+    open_index,
+    server_errors,
+)
 
 RRF_K = 60
 RetrieverKind = Literal["dense", "bm25", "hybrid"]
@@ -237,8 +245,6 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
 
 def _auto_kind(manifest: dict[str, Any]) -> str:
     """What `--retriever auto` searches an index with: dense where it has vectors, else BM25."""
-    from hoprag.retrievers.index import has_vectors
-
     return "dense" if has_vectors(manifest) else "bm25"
 
 
@@ -247,7 +253,6 @@ def auto_retrieval(index: str) -> str | None:
     the index on this machine is now; None where auto searched no index of hoprag's (index `none`: a retrieval
     server; a registered retriever's own search) or the index is not here."""
     from hoprag.retrievers import registry
-    from hoprag.retrievers.index import index_info
 
     if index in ("none", "wikipedia") or registry.is_registered(index):
         return None
