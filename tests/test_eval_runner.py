@@ -156,3 +156,4 @@ def test_a_killed_run_keeps_its_options_and_a_partial_summary(tmp_path):
     kill[0] = False  # the same command again resumes and finishes
     finished = run_eval("renact", f"jsonl:{data}", out, ctx, progress=False)
     assert finished["questions"] == 3 and "partial" not in finished and finished["config"]["finished"]
+    assert finished["config"]["retrieval"] == "registered retriever"  # what was searched, named as the run ran

@@ -98,11 +98,11 @@ def test_a_table_runs_each_runnable_row_on_each_dataset_into_its_folder_and_rend
     assert rows["Trained"] == "| Trained | not implementable | — (70.0) |  |  |"
     assert "- model: paper Llama3-8B-instruct; here fake:repro-run" in text
     assert "- k: paper 5; here 5 (the paper's)" in text
-    # Two decodings at one preset: each names its runs by method. A registered retriever searched no index of
-    # hoprag's: `auto` as recorded.
+    # Two decodings at one preset: each names its runs by method. The retrieval is rag's (cot searches nothing),
+    # as its run named it: a registered retriever.
     assert ("- decoding: paper greedy; here temperature 0.7, seed 0, max_tokens 256 (cot / paper); temperature 0.0, "
             "seed 0, max_tokens 256 (rag / paper)\n") in text
-    assert "- retriever and corpus: paper e5-base-v2 over wiki18; here auto over index repro-run-pages\n" in text
+    assert "- retriever and corpus: paper e5-base-v2 over wiki18; here registered retriever over index repro-run-pages\n" in text
     assert "- questions: paper HotpotQA 1000 (first); 2Wiki 1000 (first); here HotpotQA 3 (the first of hotpotqa/dev.jsonl)" in text
     md, page_html = write_pages(table, page, out)
     assert md.read_text() == text and "100.0 (50.0, +50.0)" in page_html.read_text()

@@ -387,3 +387,25 @@ def test_auto_retrieval_names_what_the_auto_retriever_searches_an_index_with(tmp
     assert auto_retrieval("lexical-only") == "bm25"
     assert auto_retrieval("not-built") is None
     assert auto_retrieval("none") is None  # the index of a run that searched a retrieval server
+
+
+def test_retrieval_label_names_what_a_run_searches_when_it_starts(tmp_path, hasher, monkeypatch):
+    """A run's record names its retrieval as resolved then: auto as the index's kind or the server of
+    HOPRAG_RETRIEVER_URL, a registered retriever as such, any other value as given."""
+    from hoprag.retrievers.registry import URL_ENV, register_retriever
+    from hoprag.retrievers.retrievers import retrieval_label
+
+    corpus = to_jsonl(tmp_path / "c.jsonl", [Document(id="a", title="A", text="alpha river")])
+    build_index("labelled", f"jsonl:{corpus}", embedder=hasher.name, progress=False)
+    monkeypatch.delenv(URL_ENV, raising=False)
+    assert retrieval_label("labelled", "auto") == f"dense ({hasher.name})"
+    assert retrieval_label("labelled", "bm25") == "bm25"
+    assert retrieval_label("none", "http://127.0.0.1:8000/retrieve") == "http://127.0.0.1:8000/retrieve"
+    monkeypatch.setenv(URL_ENV, "http://127.0.0.1:9/retrieve")
+    assert retrieval_label("labelled", "auto") == "http://127.0.0.1:9/retrieve"  # auto searches the server
+    assert retrieval_label("labelled", "dense") == "dense"
+    register_retriever("label-registered", lambda query, k: [])
+    try:
+        assert retrieval_label("label-registered", "auto") == "registered retriever"
+    finally:
+        register_retriever("label-registered", None)

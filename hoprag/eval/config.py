@@ -19,7 +19,8 @@ from hoprag.errors import HopragError
 
 OPTION_KEY = "option"  # the table of Context options
 # What a run records that does not decide its answers, or that the other recorded keys already say: not read back.
-RECORDED_ONLY = {"dataset_identity", "preset_options", "git_commit", "machine", "finished", "seed_runs"}
+RECORDED_ONLY = {"dataset_identity", "retrieval", "preset_options", "git_commit", "machine", "finished",
+                 "seed_runs"}
 # What a run records under its flags' own names (the rest are Context options, the models, the judge, the seeds).
 RECORDED_FLAGS = {"method", "dataset", "limit", "questions", "concurrency"}
 

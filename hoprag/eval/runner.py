@@ -27,6 +27,7 @@ from hoprag.machine import machine_fingerprint
 from hoprag.paths import cache_dir
 from hoprag.presets import preset_options
 from hoprag.progress import progress_bar
+from hoprag.retrievers.retrievers import retrieval_label
 from hoprag.run import run_question
 
 CLOSED_CORPUS_KINDS = ("hotpotqa", "musique", "2wiki")
@@ -329,6 +330,8 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
                  if judge_ctx else None)
     lock = threading.Lock()
+    # What the retriever searched, named now: a later rebuild of the index or another environment would rename it.
+    retrieval = None if method in CLOSED_BOOK else retrieval_label(ctx.index, ctx.retriever)
 
     def write_summary(finished: bool) -> dict[str, Any]:
         """summary.json of the records so far. Written before the first question and after each one, so a killed run
@@ -343,6 +346,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
         machines = sorted({r.get("machine") or UNKNOWN_MACHINE for r in records}) or [machine]
         summary["config"] = {
             "limit": limit, "questions": questions, "concurrency": concurrency, **options,
+            "retrieval": retrieval,
             "preset_options": preset_options(ctx.preset, method),
             "eval_judge": resolve_spec("judge", judge_ctx) if judge_ctx else None,
             "git_commit": one_or_list(commits),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hoprag.graphs import CLOSED_BOOK
 from hoprag.reproduce.run import RunKey, row_preset, status, summary_of
 from hoprag.reproduce.tables import Dataset, Metric, Row, Table, paper_label
 
@@ -197,9 +198,12 @@ def _by_run(values: dict[RunKey, str]) -> str:
 
 
 def _retrieval_label(config: dict[str, Any], labels: dict[tuple[str, str], str]) -> str:
-    """The retriever a run recorded; `auto` as what it searched the index with, where the index is here."""
+    """What a run searched, as it recorded it; a record from before runs named it (`retrieval`) gives its retriever,
+    `auto` as what it searches the index with here, where the index is here."""
     from hoprag.retrievers.retrievers import auto_retrieval
 
+    if config.get("retrieval"):
+        return str(config["retrieval"])
     key = (str(config.get("retriever")), str(config.get("index")))
     if key not in labels:
         labels[key] = (auto_retrieval(key[1]) or key[0]) if key[0] == "auto" else key[0]
@@ -217,7 +221,8 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
     configs = [summary.get("config") or {} for summary in runs.values()]
     models = [spec for config in configs for spec in dict.fromkeys((config.get("models") or {}).values())]
     labels: dict[tuple[str, str], str] = {}  # each index resolved once (a Chroma server may be slow or down)
-    retrieval = [f"{_retrieval_label(config, labels)} over index {config.get('index')}" for config in configs]
+    retrieval = [f"{_retrieval_label(config, labels)} over index {config.get('index')}" for config in configs
+                 if config.get("method") not in CLOSED_BOOK] or ["none (closed book)"]
     ks = list(dict.fromkeys(config.get("k") for config in configs))
     k_same = " (the paper's)" if ks == [setting.get("k")] else ""
     decoding = _by_run({key: f"temperature {config.get('temperature')}, seed {config.get('seed')}, max_tokens "

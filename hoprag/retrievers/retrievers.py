@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 from typing import Any, Literal
 
 from hoprag.documents import Document
 from hoprag.errors import HopragError, UnknownSpecError
+from hoprag.retrievers import registry
 from hoprag.retrievers.base import KINDS, VALUES_HELP, Retriever, _is_index  # noqa: F401 (re-exported)
 from hoprag.retrievers.index import (
     OpenedIndex,
@@ -209,16 +211,12 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
     a registered retriever's name or another index's name; `index` may itself be a registered name (kinds then
     mean that retriever). `served`: the value came with a remote request, and may name only what the server was
     started with (hoprag.retrievers.registry.check_served_retriever)."""
-    import os
-
-    from hoprag.retrievers import registry
     from hoprag.retrievers.http import HttpRetriever, is_url
 
     value = (kind or "auto").strip()
     if served:
         registry.check_served_retriever(value)  # before any module is imported or request sent
-    if value == "auto" and os.environ.get(registry.URL_ENV) and not registry.is_registered(index):
-        value = os.environ[registry.URL_ENV].strip()  # the retrieval server this process was started with
+    value = _auto_server(value, index)
     if value == "wikipedia":  # live MediaWiki API: whole pages, no local index
         from hoprag.retrievers.wikipedia import WikipediaRetriever
 
@@ -252,8 +250,6 @@ def auto_retrieval(index: str) -> str | None:
     """`--retriever auto` over an index as a run record's reader wants it named: `dense (EMBEDDER)` or `bm25`, as
     the index on this machine is now; None where auto searched no index of hoprag's (index `none`: a retrieval
     server; a registered retriever's own search) or the index is not here."""
-    from hoprag.retrievers import registry
-
     if index in ("none", "wikipedia") or registry.is_registered(index):
         return None
     try:
@@ -262,6 +258,25 @@ def auto_retrieval(index: str) -> str | None:
         return None
     kind = _auto_kind(manifest)
     return f"dense ({manifest.get('embedder')})" if kind == "dense" else kind
+
+
+def _auto_server(value: str, index: str) -> str:
+    """`auto` as the retrieval server this process was started with (HOPRAG_RETRIEVER_URL), where one is set and
+    `index` is not a registered retriever; any other value as it is."""
+    if value == "auto" and os.environ.get(registry.URL_ENV) and not registry.is_registered(index):
+        return os.environ[registry.URL_ENV].strip()
+    return value
+
+
+def retrieval_label(index: str, kind: str) -> str:
+    """What a run's `index` and `retriever` search, as its record keeps it: named when the run starts, so a later
+    rebuild of the index or another environment does not rename it. `auto` as what it resolves to here (the
+    retrieval server of HOPRAG_RETRIEVER_URL, a registered retriever, `dense (EMBEDDER)` or `bm25`); any other
+    value as given."""
+    value = _auto_server((kind or "auto").strip(), index)
+    if value in (*KINDS, "auto") and registry.is_registered(index):
+        return "registered retriever"
+    return (auto_retrieval(index) or value) if value == "auto" else value
 
 
 def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
