@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The held-out table (docs/results.md): `small` for every method, with `rag` and `cot`, on the questions after the
 # first 50 of each dev file, which no `small` option was tuned on: HotpotQA-hard 51-100, MuSiQue 51-100, 2Wiki 51-82.
-# Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers (WORKERS), the cores shared out,
-# take the cells in turn; every cell resumes, so rerun the script to continue. Run it from one commit, start to end:
+# Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers (WORKERS), the cores
+# shared out, take the cells in turn; every cell resumes, so rerun the script to continue. Writes OUT/heldout.md, the
+# results page's tables. Run it from one commit, start to end:
 #   bash benchmarks/heldout.sh [OUT]   (../shared/data beside the checkout)
 # Self-RAG is left out: it needs a Self-RAG checkpoint, which the embedded model is not.
 set -uo pipefail
@@ -29,6 +30,8 @@ job() {  # METHOD NAME DATASET RANGE
 
 mkdir -p "$OUT"
 run_jobs "$WORKERS" || exit 1
+# The results page's two tables (accuracy with F1 − RAG, cost), and `hoprag report`'s full table per dataset.
+python3 benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
 for name in hotpot musique 2wiki; do
   "$HOPRAG" report "$OUT"/"$name"-*-small > "$OUT/$name.md"
 done

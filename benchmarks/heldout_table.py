@@ -1,0 +1,128 @@
+"""The held-out tables of docs/results.md, from the run folders of benchmarks/heldout.sh (`<dataset>-<method>-small`):
+accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds and main-model tokens a
+question, peak resident memory). Each cell is read from its results.jsonl, so a cell still running or stopped shows
+the questions it finished, with their count.
+
+Usage: python benchmarks/heldout_table.py runs/heldout   (prints markdown; heldout.sh writes it to OUT/heldout.md)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+DATASETS = {"hotpot": ("HotpotQA-hard", 50), "musique": ("MuSiQue", 50), "2wiki": ("2Wiki", 32)}
+# Rows in this order (the references, then the seed papers' methods, then the baselines); others after, by name.
+ORDER = ("rag", "cot", "renact", "renact-iterative", "react", "resp", "rearag", "furepa", "ircot", "ircot-notes",
+         "flare", "flare-notes", "iter-retgen", "self-ask", "search-o1", "searchain", "chatcot", "infogent", "replug",
+         "sure", "recomp", "long-context")
+PRESET = "small"
+
+
+def read_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """A cell's finished records by question id (a line cut by a kill, or a failed question, is not finished)."""
+    path = folder / "results.jsonl"
+    records: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and "id" in record and not record.get("error"):
+                records[record["id"]] = record
+    return records
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def cell(records: dict[str, dict[str, Any]], rag: dict[str, dict[str, Any]], is_rag: bool) -> dict[str, Any]:
+    """EM and F1 (percent), F1 minus RAG's over the questions both hold, seconds and tokens a question."""
+    rows = list(records.values())
+    shared = [key for key in records if key in rag]
+    delta = None if is_rag or not shared else 100 * mean(
+        [records[key]["metrics"]["f1"] - rag[key]["metrics"]["f1"] for key in shared])
+    usage = [list((r.get("usage") or {}).values()) for r in rows]
+    return {"n": len(rows), "shared": len(shared), "em": 100 * mean([r["metrics"]["em"] for r in rows]),
+            "f1": 100 * mean([r["metrics"]["f1"] for r in rows]), "delta": delta,
+            "seconds": mean([r.get("seconds") or 0.0 for r in rows]),
+            "tokens_in": mean([sum(u.get("input_tokens", 0) for u in roles) for roles in usage]),
+            "tokens_out": mean([sum(u.get("output_tokens", 0) for u in roles) for roles in usage]),
+            "commits": {(r.get("git_commit") or "")[:7] for r in rows}}
+
+
+def peak_rss(folders: list[Path]) -> str:
+    """The range of the cells' peak resident memory (MB), from their summary.json."""
+    peaks = []
+    for folder in folders:
+        try:
+            peaks.append(int(json.loads((folder / "summary.json").read_text())["peak_rss_mb"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    if not peaks:
+        return "-"
+    low, high = min(peaks), max(peaks)
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def methods(root: Path) -> list[str]:
+    found = {folder.name.split("-", 1)[1][: -len(PRESET) - 1] for key in DATASETS
+             for folder in root.glob(f"{key}-*-{PRESET}") if folder.is_dir()}
+    return [m for m in ORDER if m in found] + sorted(found - set(ORDER))
+
+
+def tables(root: Path) -> str:
+    """Both tables as markdown, and the commits the records came from (the table is one commit's: more is flagged)."""
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for key in DATASETS:
+        rag = read_records(root / f"{key}-rag-{PRESET}")
+        for method in methods(root):
+            records = rag if method == "rag" else read_records(root / f"{key}-{method}-{PRESET}")
+            if records:
+                cells[(key, method)] = cell(records, rag, method == "rag")
+
+    def count(key: str, c: dict[str, Any]) -> str:  # a cell short of its dataset's questions says how many it has
+        return "" if c["n"] == DATASETS[key][1] else f" ({c['n']})"
+
+    def delta(c: dict[str, Any]) -> str:
+        if c["delta"] is None:  # RAG's cell holds none of its questions
+            return "-"
+        same = "" if c["shared"] == c["n"] else f" (on {c['shared']})"
+        return f"{c['delta']:+.2f}{same}".replace("-", "−")
+
+    lines = ["| method | " + " | ".join(f"{label} EM | {label} F1 | F1 − RAG" for label, _ in DATASETS.values()) + " |",
+             "|---|" + "---|---|---|" * len(DATASETS)]
+    for method in methods(root):
+        row = [f"`{method}`"]
+        for key in DATASETS:
+            c = cells.get((key, method))
+            if c is None:
+                row += ["-", "-", "-"]
+            else:
+                row += [f"{c['em']:.0f}{count(key, c)}", f"{c['f1']:.2f}", "0" if method == "rag" else delta(c)]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| method | " + " | ".join(f"{label} s/question | {label} tokens in/out" for label, _ in
+                                             DATASETS.values()) + " | peak RSS MB |",
+              "|---|" + "---|---|" * len(DATASETS) + "---|"]
+    for method in methods(root):
+        row = [f"`{method}`"]
+        for key in DATASETS:
+            c = cells.get((key, method))
+            row += ["-", "-"] if c is None else [f"{c['seconds']:.1f}", f"{c['tokens_in']:,.0f} / {c['tokens_out']:,.0f}"]
+        row.append(peak_rss([root / f"{key}-{method}-{PRESET}" for key in DATASETS]))
+        lines.append("| " + " | ".join(row) + " |")
+    commits = sorted({commit for c in cells.values() for commit in c["commits"]})
+    one = "" if len(commits) <= 1 else " (more than one commit: this is not one commit's table)"
+    lines += ["", f"commit(s): {', '.join(commits) or '-'}{one}"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    folder = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/heldout")
+    if not folder.is_dir():
+        sys.exit(f"{folder}: no such folder; give the OUT folder of benchmarks/heldout.sh")
+    sys.stdout.write(tables(folder))
