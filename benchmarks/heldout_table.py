@@ -1,7 +1,8 @@
 """The held-out tables of docs/results.md, from the run folders of benchmarks/heldout.sh (`<dataset>-<method>-small`):
-accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds and main-model tokens a
-question, peak resident memory). Each cell is read from its results.jsonl, so a cell still running or stopped shows
-the questions it finished, with their count.
+accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds a question, mean and
+median in brackets, and main-model tokens a question; peak resident memory). Each cell is read from its
+results.jsonl, so a cell still running or stopped shows the questions it finished, with their count; a failed
+question counts as wrong, as `hoprag eval` scores it, and the cell says how many failed.
 
 Usage: python benchmarks/heldout_table.py runs/heldout   (prints markdown; heldout.sh writes it to OUT/heldout.md)
 """
@@ -22,7 +23,8 @@ PRESET = "small"
 
 
 def read_records(folder: Path) -> dict[str, dict[str, Any]]:
-    """A cell's finished records by question id (a line cut by a kill, or a failed question, is not finished)."""
+    """A cell's records by question id, a failed question's (scored wrong, as `hoprag eval` scores it) included; a
+    line cut by a kill is not a record."""
     path = folder / "results.jsonl"
     records: dict[str, dict[str, Any]] = {}
     if path.exists():
@@ -31,13 +33,19 @@ def read_records(folder: Path) -> dict[str, dict[str, Any]]:
                 record = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if isinstance(record, dict) and "id" in record and not record.get("error"):
+            if isinstance(record, dict) and "id" in record and "metrics" in record:
                 records[record["id"]] = record
     return records
 
 
 def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return 0.0 if not ordered else ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def cell(records: dict[str, dict[str, Any]], rag: dict[str, dict[str, Any]], is_rag: bool) -> dict[str, Any]:
@@ -47,12 +55,13 @@ def cell(records: dict[str, dict[str, Any]], rag: dict[str, dict[str, Any]], is_
     delta = None if is_rag or not shared else 100 * mean(
         [records[key]["metrics"]["f1"] - rag[key]["metrics"]["f1"] for key in shared])
     usage = [list((r.get("usage") or {}).values()) for r in rows]
-    return {"n": len(rows), "shared": len(shared), "em": 100 * mean([r["metrics"]["em"] for r in rows]),
-            "f1": 100 * mean([r["metrics"]["f1"] for r in rows]), "delta": delta,
-            "seconds": mean([r.get("seconds") or 0.0 for r in rows]),
+    seconds = [r.get("seconds") or 0.0 for r in rows if not r.get("error")]
+    return {"n": len(rows), "failed": sum(1 for r in rows if r.get("error")), "shared": len(shared),
+            "em": 100 * mean([r["metrics"]["em"] for r in rows]), "f1": 100 * mean([r["metrics"]["f1"] for r in rows]),
+            "delta": delta, "seconds": mean(seconds), "median_seconds": median(seconds),
             "tokens_in": mean([sum(u.get("input_tokens", 0) for u in roles) for roles in usage]),
             "tokens_out": mean([sum(u.get("output_tokens", 0) for u in roles) for roles in usage]),
-            "commits": {(r.get("git_commit") or "")[:7] for r in rows}}
+            "commits": {r["git_commit"][:7] for r in rows if r.get("git_commit")}}
 
 
 def peak_rss(folders: list[Path]) -> str:
@@ -85,8 +94,10 @@ def tables(root: Path) -> str:
             if records:
                 cells[(key, method)] = cell(records, rag, method == "rag")
 
-    def count(key: str, c: dict[str, Any]) -> str:  # a cell short of its dataset's questions says how many it has
-        return "" if c["n"] == DATASETS[key][1] else f" ({c['n']})"
+    def count(key: str, c: dict[str, Any]) -> str:
+        """A cell short of its dataset's questions says how many it has; one with failed questions, how many."""
+        notes = ([] if c["n"] == DATASETS[key][1] else [f"n = {c['n']}"]) + ([f"{c['failed']} failed"] if c["failed"] else [])
+        return f" ({', '.join(notes)})" if notes else ""
 
     def delta(c: dict[str, Any]) -> str:
         if c["delta"] is None:  # RAG's cell holds none of its questions
@@ -103,7 +114,7 @@ def tables(root: Path) -> str:
             if c is None:
                 row += ["-", "-", "-"]
             else:
-                row += [f"{c['em']:.0f}{count(key, c)}", f"{c['f1']:.2f}", "0" if method == "rag" else delta(c)]
+                row += [f"{c['em']:.1f}{count(key, c)}", f"{c['f1']:.2f}", "0" if method == "rag" else delta(c)]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "| method | " + " | ".join(f"{label} s/question | {label} tokens in/out" for label, _ in
                                              DATASETS.values()) + " | peak RSS MB |",
@@ -112,7 +123,8 @@ def tables(root: Path) -> str:
         row = [f"`{method}`"]
         for key in DATASETS:
             c = cells.get((key, method))
-            row += ["-", "-"] if c is None else [f"{c['seconds']:.1f}", f"{c['tokens_in']:,.0f} / {c['tokens_out']:,.0f}"]
+            row += ["-", "-"] if c is None else [f"{c['seconds']:.1f} ({c['median_seconds']:.1f})",
+                                                 f"{c['tokens_in']:,.0f} / {c['tokens_out']:,.0f}"]
         row.append(peak_rss([root / f"{key}-{method}-{PRESET}" for key in DATASETS]))
         lines.append("| " + " | ".join(row) + " |")
     commits = sorted({commit for c in cells.values() for commit in c["commits"]})

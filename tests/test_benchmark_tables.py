@@ -328,14 +328,17 @@ def test_index_topk_counts_the_questions_whose_first_search_returns_the_recorded
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
-def _heldout_cell(root: Path, name: str, f1s: dict[str, float], seconds: float = 10.0, rss: int | None = None) -> None:
+def _heldout_cell(root: Path, name: str, f1s: dict[str, float], seconds: float = 10.0, rss: int | None = None,
+                  failed: str = "") -> None:
     folder = root / name
     folder.mkdir()
     records = [{"id": key, "metrics": {"em": float(f1 == 1.0), "f1": f1}, "seconds": seconds, "git_commit": "abcdef1234",
                 "usage": {"reasoner": {"input_tokens": 100, "output_tokens": 10}, "writer": {"input_tokens": 50,
                                                                                             "output_tokens": 5}}}
                for key, f1 in f1s.items()]
-    lines = [json.dumps(r) for r in records] + ['{"id": "cut', json.dumps({"id": "failed", "error": "boom"})]
+    if failed:  # scored as an empty answer, as hoprag eval records a question whose calls kept failing
+        records.append({"id": failed, "error": "boom", "metrics": {"em": 0.0, "f1": 0.0}, "seconds": 0.0})
+    lines = [json.dumps(r) for r in records] + ['{"id": "cut']
     (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
     if rss is not None:
         (folder / "summary.json").write_text(json.dumps({"peak_rss_mb": rss}))
@@ -351,14 +354,14 @@ def test_heldout_table_compares_each_cell_with_rag_on_the_questions_both_hold(tm
     full = {f"q{n}": 1.0 if n < 25 else 0.0 for n in range(50)}  # 50 questions, F1 50
     _heldout_cell(tmp_path, "hotpot-rag-small", full, seconds=4.0, rss=2300)
     _heldout_cell(tmp_path, "hotpot-renact-small", {"q0": 0.5, "q30": 1.0}, seconds=30.0, rss=2600)  # partial
-    _heldout_cell(tmp_path, "hotpot-cot-small", {key: 0.0 for key in full})
+    _heldout_cell(tmp_path, "hotpot-cot-small", {key: 0.0 for key in full if key != "q49"}, failed="q49")
     text = heldout.tables(tmp_path)
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert [row.split(" | ")[0] for row in rows[:3]] == ["| `rag`", "| `cot`", "| `renact`"]
-    assert rows[0].startswith("| `rag` | 50 | 50.00 | 0 | - | - | - |")
-    assert rows[1].startswith("| `cot` | 0 | 0.00 | −50.00 |")
+    assert rows[0].startswith("| `rag` | 50.0 | 50.00 | 0 | - | - | - |")
+    assert rows[1].startswith("| `cot` | 0.0 (1 failed) | 0.00 | −50.00 |")  # the failed question scored wrong
     # q0: 0.5 - 1.0, q30: 1.0 - 0.0, mean +25; two of hotpot's 50 questions
-    assert rows[2].startswith("| `renact` | 50 (2) | 75.00 | +25.00 |")
-    assert rows[5].startswith("| `renact` | 30.0 | 150 / 15 | - | - |") and rows[5].endswith("| 2,600 |")
+    assert rows[2].startswith("| `renact` | 50.0 (n = 2) | 75.00 | +25.00 |")
+    assert rows[5].startswith("| `renact` | 30.0 (30.0) | 150 / 15 | - | - |") and rows[5].endswith("| 2,600 |")
     assert rows[3].endswith("| 2,300 |") and rows[4].endswith("| - |")
     assert text.rstrip().endswith("commit(s): abcdef1")

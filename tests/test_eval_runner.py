@@ -153,7 +153,34 @@ def test_a_killed_run_keeps_its_options_and_a_partial_summary(tmp_path):
     assert "(partial)" in table([out])
     with pytest.raises(HopragError, match="preset 'paper' there, 'small' now"):
         run_eval("renact", f"jsonl:{data}", out, ctx.with_options(preset="small"), progress=False)
+    # A resume that would search something else than the records did is refused; the recorded name is kept.
+    summary["config"]["retrieval"] = "dense (e5) over index elsewhere"
+    (out / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(HopragError, match="searched dense .e5. over index elsewhere; this one would search "
+                                          "registered retriever eval-index"):
+        run_eval("renact", f"jsonl:{data}", out, ctx, progress=False)
+    summary["config"]["retrieval"] = "registered retriever eval-index"
+    (out / "summary.json").write_text(json.dumps(summary))
     kill[0] = False  # the same command again resumes and finishes
     finished = run_eval("renact", f"jsonl:{data}", out, ctx, progress=False)
     assert finished["questions"] == 3 and "partial" not in finished and finished["config"]["finished"]
-    assert finished["config"]["retrieval"] == "registered retriever"  # what was searched, named as the run ran
+    assert finished["config"]["retrieval"] == "registered retriever eval-index"  # named as the run started
+
+
+def test_a_run_names_what_it_searched_closed_book_and_own_paragraphs_apart(tmp_path):
+    """cot searches nothing (no retrieval recorded); long-context reads each question's own paragraphs where the
+    dataset gives them, not the index; another method names its retriever."""
+    from hoprag.eval.datasets import Example
+    from hoprag.eval.runner import _run_retrieval
+
+    register_retriever("named-index", Static())
+    ctx = Context(index="named-index")
+    with_paragraphs = [Example(id="1", question="Q?", answers=["a"], paragraphs=[{"title": "T", "text": "x"}])]
+    plain = [Example(id="2", question="Q?", answers=["a"])]
+    assert _run_retrieval("cot", ctx, plain, tmp_path, {}, resuming=True) is None
+    assert _run_retrieval("long-context", ctx, with_paragraphs, tmp_path, {}, resuming=True) == \
+        "the question's own paragraphs"
+    assert _run_retrieval("long-context", ctx, plain, tmp_path, {}, resuming=True) == "registered retriever named-index"
+    # A finished run read again (nothing to resume) keeps the name it recorded.
+    assert _run_retrieval("rag", ctx, plain, tmp_path, {"retrieval": "bm25 over index old"}, resuming=False) == \
+        "bm25 over index old"

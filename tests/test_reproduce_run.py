@@ -102,7 +102,7 @@ def test_a_table_runs_each_runnable_row_on_each_dataset_into_its_folder_and_rend
     # as its run named it: a registered retriever.
     assert ("- decoding: paper greedy; here temperature 0.7, seed 0, max_tokens 256 (cot / paper); temperature 0.0, "
             "seed 0, max_tokens 256 (rag / paper)\n") in text
-    assert "- retriever and corpus: paper e5-base-v2 over wiki18; here registered retriever over index repro-run-pages\n" in text
+    assert "- retriever and corpus: paper e5-base-v2 over wiki18; here registered retriever repro-run-pages\n" in text
     assert "- questions: paper HotpotQA 1000 (first); 2Wiki 1000 (first); here HotpotQA 3 (the first of hotpotqa/dev.jsonl)" in text
     md, page_html = write_pages(table, page, out)
     assert md.read_text() == text and "100.0 (50.0, +50.0)" in page_html.read_text()
@@ -236,3 +236,12 @@ def test_the_decoding_line_names_the_preset_of_each_decoding_where_the_rows_diff
     decoding = next(line for line in markdown(render(table, out)).splitlines() if line.startswith("- decoding:"))
     assert decoding == ("- decoding: paper greedy; here temperature 0.7, seed 0, max_tokens 256 (paper); "
                         "temperature 0.0, seed 0, max_tokens 32 (flashrag)"), decoding
+
+
+def test_a_table_not_run_yet_shows_no_retrieval_or_k_of_its_own():
+    """Before any run, the setting line has nothing measured to name (not "closed book")."""
+    from hoprag.reproduce.render import setting_differences
+
+    lines = setting_differences(tiny_table(), {})
+    assert "retriever and corpus: paper e5-base-v2 over wiki18; here —" in lines
+    assert "k: paper 5; here —" in lines

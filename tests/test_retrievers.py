@@ -390,22 +390,31 @@ def test_auto_retrieval_names_what_the_auto_retriever_searches_an_index_with(tmp
 
 
 def test_retrieval_label_names_what_a_run_searches_when_it_starts(tmp_path, hasher, monkeypatch):
-    """A run's record names its retrieval as resolved then: auto as the index's kind or the server of
-    HOPRAG_RETRIEVER_URL, a registered retriever as such, any other value as given."""
+    """A run's record names its retrieval as make_retriever resolves it: a kind over an index with what it searches
+    by (auto resolved, dense and hybrid with the embedder), HOPRAG_RETRIEVER_URL's server for auto, a registered
+    retriever by name, another index's name as auto over it, a URL, py: path or wikipedia as given."""
     from hoprag.retrievers.registry import URL_ENV, register_retriever
     from hoprag.retrievers.retrievers import retrieval_label
 
     corpus = to_jsonl(tmp_path / "c.jsonl", [Document(id="a", title="A", text="alpha river")])
     build_index("labelled", f"jsonl:{corpus}", embedder=hasher.name, progress=False)
     monkeypatch.delenv(URL_ENV, raising=False)
-    assert retrieval_label("labelled", "auto") == f"dense ({hasher.name})"
-    assert retrieval_label("labelled", "bm25") == "bm25"
+    dense = f"dense ({hasher.name}) over index labelled"
+    assert retrieval_label("labelled", "auto") == dense
+    assert retrieval_label("labelled", "dense") == dense
+    assert retrieval_label("labelled", "hybrid") == f"hybrid (bm25 + {hasher.name}) over index labelled"
+    assert retrieval_label("labelled", "bm25") == "bm25 over index labelled"
+    assert retrieval_label("none", "labelled") == dense  # another index named as the retriever: auto over it
     assert retrieval_label("none", "http://127.0.0.1:8000/retrieve") == "http://127.0.0.1:8000/retrieve"
+    assert retrieval_label("wikipedia", "wikipedia") == "wikipedia"
+    assert retrieval_label("none", "py:my_module:retriever") == "py:my_module:retriever"
+    assert retrieval_label("gone", "auto") == "auto over index gone"  # an index not here: the kind as given
     monkeypatch.setenv(URL_ENV, "http://127.0.0.1:9/retrieve")
     assert retrieval_label("labelled", "auto") == "http://127.0.0.1:9/retrieve"  # auto searches the server
-    assert retrieval_label("labelled", "dense") == "dense"
+    assert retrieval_label("labelled", "dense") == dense
     register_retriever("label-registered", lambda query, k: [])
     try:
-        assert retrieval_label("label-registered", "auto") == "registered retriever"
+        assert retrieval_label("label-registered", "auto") == "registered retriever label-registered"
+        assert retrieval_label("none", "label-registered") == "registered retriever label-registered"
     finally:
         register_retriever("label-registered", None)

@@ -21,7 +21,7 @@ from hoprag.eval.judge import JudgeCache, judge
 from hoprag.eval.metrics import retrieval_recall, score_prediction
 from hoprag.eval.runs import load_run
 from hoprag.furepa_scorer import scorer_description
-from hoprag.graphs import CLOSED_BOOK, method_context, method_counters
+from hoprag.graphs import CLOSED_BOOK, READS_OWN_CORPUS, method_context, method_counters
 from hoprag.llm import call_llm, draw_seed, resolve_spec
 from hoprag.machine import machine_fingerprint
 from hoprag.paths import cache_dir
@@ -141,6 +141,25 @@ def _check_resume(out: Path, earlier: dict[str, Any], options: dict[str, Any]) -
         shown = "; ".join(f"{k} {then!r} there, {now!r} now" for k, then, now in differ[:3])
         raise HopragError(f"{out} holds a run with other options ({shown}); rerun with its options to resume it, "
                           "or give another --out")
+
+
+def _run_retrieval(method: str, ctx: Context, examples: list[Example], out: Path, earlier: dict[str, Any],
+                   resuming: bool) -> str | None:
+    """What the run searches, as its record names it (None: closed book). Named when the run starts and then kept,
+    so a rebuilt index or another environment does not rename a run's records; questions added to a run that
+    searched something else are refused, as other options are."""
+    if method in CLOSED_BOOK:
+        return None
+    if method in READS_OWN_CORPUS and any(e.paragraphs for e in examples):
+        return "the question's own paragraphs"
+    now = retrieval_label(ctx.index, ctx.retriever)
+    recorded = earlier.get("retrieval")
+    if not isinstance(recorded, str):  # a new run, or records from before runs named it
+        return now
+    if resuming and recorded != now:
+        raise HopragError(f"{out} holds a run that searched {recorded}; this one would search {now}; rerun it where "
+                          "it searches the same to resume it, or give another --out")
+    return recorded
 
 
 def _git_commit() -> str:
@@ -318,6 +337,7 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
             done[record["id"]] = record
     # A question that failed (an endpoint that kept failing, a crash) is run again; a finished one is kept.
     todo = [e for e in examples if e.id not in done or done[e.id].get("error")]
+    retrieval = _run_retrieval(method, ctx, examples, out, earlier if done else {}, resuming=bool(todo))
     if results_path.exists() and results_path.stat().st_size and not results_path.read_bytes().endswith(b"\n"):
         with results_path.open("a") as sink:
             sink.write("\n")  # end the line cut by a kill so the next record starts on its own line
@@ -330,8 +350,6 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
     judge_one = (functools.partial(judge_record, judge_ctx=judge_ctx, cache=JudgeCache(cache_dir() / "judgements.jsonl"))
                  if judge_ctx else None)
     lock = threading.Lock()
-    # What the retriever searched, named now: a later rebuild of the index or another environment would rename it.
-    retrieval = None if method in CLOSED_BOOK else retrieval_label(ctx.index, ctx.retriever)
 
     def write_summary(finished: bool) -> dict[str, Any]:
         """summary.json of the records so far. Written before the first question and after each one, so a killed run

@@ -198,16 +198,17 @@ def _by_run(values: dict[RunKey, str]) -> str:
 
 
 def _retrieval_label(config: dict[str, Any], labels: dict[tuple[str, str], str]) -> str:
-    """What a run searched, as it recorded it; a record from before runs named it (`retrieval`) gives its retriever,
-    `auto` as what it searches the index with here, where the index is here."""
+    """What a run searched, as it recorded it (`retrieval`); for a record from before runs named it, its retriever
+    over its index, `auto` as what it searches the index with here, where the index is here."""
     from hoprag.retrievers.retrievers import auto_retrieval
 
     if config.get("retrieval"):
         return str(config["retrieval"])
-    key = (str(config.get("retriever")), str(config.get("index")))
-    if key not in labels:
-        labels[key] = (auto_retrieval(key[1]) or key[0]) if key[0] == "auto" else key[0]
-    return labels[key]
+    kind, index = str(config.get("retriever")), str(config.get("index"))
+    if (kind, index) not in labels:
+        label = (auto_retrieval(index) or kind) if kind == "auto" else kind
+        labels[(kind, index)] = label if index in ("none", "wikipedia") else f"{label} over index {index}"
+    return labels[(kind, index)]
 
 
 def _dataset_file(spec: str) -> str:
@@ -221,9 +222,9 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
     configs = [summary.get("config") or {} for summary in runs.values()]
     models = [spec for config in configs for spec in dict.fromkeys((config.get("models") or {}).values())]
     labels: dict[tuple[str, str], str] = {}  # each index resolved once (a Chroma server may be slow or down)
-    retrieval = [f"{_retrieval_label(config, labels)} over index {config.get('index')}" for config in configs
-                 if config.get("method") not in CLOSED_BOOK] or ["none (closed book)"]
-    ks = list(dict.fromkeys(config.get("k") for config in configs))
+    searching = [config for config in configs if config.get("method") not in CLOSED_BOOK]  # cot searches nothing
+    retrieval = [_retrieval_label(config, labels) for config in searching] or (["none (closed book)"] if configs else [])
+    ks = list(dict.fromkeys(config.get("k") for config in searching))
     k_same = " (the paper's)" if ks == [setting.get("k")] else ""
     decoding = _by_run({key: f"temperature {config.get('temperature')}, seed {config.get('seed')}, max_tokens "
                                 f"{config.get('max_tokens')}" for key, config in zip(runs, configs, strict=True)})

