@@ -252,7 +252,7 @@ def _kind_label(index: str, kind: str) -> str:
     where the index cannot be read."""
     try:
         manifest = index_info(index)
-    except (HopragError, OSError, ValueError):  # only a label: an unreadable index goes unnamed
+    except Exception:  # only a label: an index that cannot be read now (a Chroma server down) goes unnamed
         return kind
     kind = _auto_kind(manifest) if kind == "auto" else kind
     embedder = manifest.get("embedder")
