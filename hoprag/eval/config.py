@@ -23,6 +23,8 @@ RECORDED_ONLY = {"dataset_identity", "retrieval", "preset_options", "git_commit"
                  "seed_runs"}
 # What a run records under its flags' own names (the rest are Context options, the models, the judge, the seeds).
 RECORDED_FLAGS = {"method", "dataset", "limit", "questions", "concurrency"}
+# A summary.json's options that its preset set (not read as a key): a --preset given with it decides them anew.
+PRESET_SET_KEY = "__set_by_preset"
 
 
 def flag_key(param: Any) -> str:
@@ -55,14 +57,21 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
 def keys_of_recorded_run(config: dict[str, Any], path: Path) -> dict[str, Any]:
     """A run's recorded config (summary.json's `config`) as config-file keys: the models by role, the judge, the
-    seeds, the auto index as `auto`, and every recorded Context option (preset-resolved) in the option table."""
+    seeds, the auto index as `auto`, and every recorded Context option (preset-resolved) in the option table, with
+    the names of those its preset had set (PRESET_SET_KEY); an `auto` that searched a server as the server's URL."""
     from hoprag.eval.runner import BEFORE_RECORDED
+    from hoprag.retrievers.http import is_url
 
     context_fields = set(typing.get_type_hints(Context))
     keys: dict[str, Any] = {}
     options: dict[str, Any] = {k: v for k, v in BEFORE_RECORDED.items() if k not in config}
+    set_by_preset = config.get("preset_options") if isinstance(config.get("preset_options"), dict) else {}
+    keys[PRESET_SET_KEY] = {k for k, v in set_by_preset.items() if config.get(k) == v}
     for key, value in config.items():
         if key in RECORDED_ONLY or value is None:
+            continue
+        if key == "retriever" and value == "auto" and is_url(str(config.get("retrieval") or "")):
+            options[key] = config["retrieval"]  # auto searched HOPRAG_RETRIEVER_URL's server: search it again
             continue
         if key == "models" and isinstance(value, dict):
             keys.update({f"{role}_llm": spec for role, spec in value.items() if role in METHOD_ROLES and spec})
@@ -103,20 +112,30 @@ def apply_config_file(path: Path, click_ctx: Any, given: dict[str, Any]) -> dict
 
     params = {flag_key(p): p for p in click_ctx.command.params if p.name in given}
     values = read_config_file(path)
+    set_by_preset = values.pop(PRESET_SET_KEY, set())
     unknown = sorted(set(values) - set(params))
     if unknown:
         close = difflib.get_close_matches(unknown[0], list(params), n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise HopragError(f"--config {path}: unknown key {unknown[0]!r}{hint}; the keys are the hoprag eval flags with "
                           f"underscores ({', '.join(sorted(params))}), Context options in the {OPTION_KEY} table")
+    def on_command_line(key: str) -> bool:
+        source = click_ctx.get_parameter_source(params[key].name) if key in params else None
+        return source is not None and source.name == "COMMANDLINE"
+
     merged = dict(given)
     for key, value in values.items():
         param = params[key]
         if key == OPTION_KEY:
-            merged[param.name] = option_pairs(value, path) + list(given.get(param.name) or [])
+            # An option that is also a flag (k, preset, max_steps, ... as a summary.json records them): the flag
+            # wins. A --preset given with a summary.json: the options the recorded preset set come from the new one.
+            dropped = {k for k in value if on_command_line(k)} if isinstance(value, dict) else set()
+            if on_command_line("preset"):
+                dropped |= set_by_preset
+            table = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
+            merged[param.name] = option_pairs(table, path) + list(given.get(param.name) or [])
             continue
-        source = click_ctx.get_parameter_source(param.name)
-        if source is not None and source.name == "COMMANDLINE":
+        if on_command_line(key):
             continue  # the flag wins over the file
         try:
             merged[param.name] = param.process_value(click_ctx, value)
