@@ -670,6 +670,7 @@ def reproduce(
         check_preset,
         check_selection,
         data_folder,
+        pick,
         reproduce_table,
         skipped_rows,
     )
@@ -696,7 +697,8 @@ def reproduce(
                                   datasets=datasets, methods=methods, preset=forced, concurrency=concurrency,
                                   judge_spec=judge, say=lambda line: console.print(line, markup=False, highlight=False))
         notes, failed = outcome.skipped + outcome.failed, outcome.failed
-    page = render(table, out_dir, preset=forced, notes=notes)
+    shown = pick(datasets, [d.id for d in table.datasets], "datasets", table)  # the table's columns: those asked for
+    page = render(table, out_dir, preset=forced, notes=notes, datasets=shown)
     out.print(markdown(page), markup=False, highlight=False)
     written = write_pages(table, page, out_dir)
     console.print(f"wrote {written[0]} and {written[1]}", markup=False, highlight=False)

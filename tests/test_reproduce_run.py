@@ -182,6 +182,20 @@ def test_reproduce_cli_runs_then_renders_from_the_runs_alone(tmp_path, monkeypat
     again = CliRunner().invoke(app, [*common, "--table-only"])
     assert again.exit_code == 0, again.output
     assert len(model.prompts) == 2 and "100.0 (50.0, +50.0)" in (out / "tiny-table.md").read_text()
+    # --datasets: the table shows those datasets' columns, questions and orderings only
+    only = CliRunner().invoke(app, [*common, "--table-only", "--datasets", "hotpotqa"])
+    assert only.exit_code == 0, only.output
+    assert "| Mine | rag / paper | 100.0 (50.0, +50.0) |  |\n" in only.stdout and "2Wiki" not in only.stdout
+
+
+def test_counts_show_whole_token_means_and_steps_with_a_decimal():
+    from hoprag.reproduce.render import Measured, cell_text
+    from hoprag.reproduce.tables import Metric
+
+    tokens, steps = Metric("main_in", "Main tokens input", "tokens.main.in"), Metric("steps", "Avg steps", "steps")
+    assert cell_text(26000.0, tokens, Measured(4711.4, True)) == "4711* (26000, -21289)"
+    assert cell_text(3.3, steps, Measured(2.33, False)) == "2.3 (3.3, -1.0)"
+    assert cell_text(4.0, steps, Measured(4.0, False)) == "4 (4, +0.0)"
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,13 +75,18 @@ def lookup(runs: dict[RunKey, dict[str, Any]], preset: str | None) -> Lookup:
 COUNT_WORDS = ("tokens", "steps")
 
 
-def number(value: float, percent: bool = True) -> str:
-    return str(int(value)) if not percent and value == int(value) else f"{value:.1f}"
+def number(value: float, percent: bool = True, whole: bool = False) -> str:
+    """A score with one decimal; a count whole where it is (or, `whole`, rounded: token means, which the papers
+    print rounded), else with one decimal (average steps)."""
+    if not percent and (whole or value == int(value)):
+        return str(round(value))
+    return f"{value:.1f}"
 
 
 def cell_text(paper: float | None, metric: Metric, measured: Measured | None) -> str:
     """ "31.2 (38.6, -7.4)"; "— (38.6)" where not run; "n/a (38.6)" where hoprag does not measure it."""
     percent = not any(word in f"{metric.id} {metric.summary}" for word in COUNT_WORDS)
+    whole = "tokens" in f"{metric.id} {metric.summary}"
     if measured is None:
         shown = NOT_RUN
     elif metric.summary is None:
@@ -89,12 +94,13 @@ def cell_text(paper: float | None, metric: Metric, measured: Measured | None) ->
     elif measured.value is None:
         shown = NOT_RUN
     else:
-        shown = number(measured.value, percent) + ("*" if measured.partial else "")
+        shown = number(measured.value, percent, whole) + ("*" if measured.partial else "")
     if paper is None:
         return "" if shown in (NOT_RUN, "n/a") else f"{shown} (—)"
     if measured is None or measured.value is None:
         return f"{shown} ({number(paper, percent)})"
-    return f"{shown} ({number(paper, percent)}, {measured.value - paper:+.1f})"
+    delta = measured.value - paper
+    return f"{shown} ({number(paper, percent)}, {f'{round(delta):+d}' if whole else f'{delta:+.1f}'})"
 
 
 def columns(table: Table) -> list[tuple[Dataset, Metric]]:
@@ -230,7 +236,10 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
                                 f"{config.get('max_tokens')}" for key, config in zip(runs, configs, strict=True)})
     paper_questions, here_questions = [], []
     for dataset in table.datasets:
-        paper_questions.append(f"{dataset.label} {dataset.questions or 'not stated'} ({dataset.selection})")
+        count = dataset.questions or "not stated"
+        selection = (dataset.selection or "").removeprefix(f"{count} (").removesuffix(")") \
+            if str(dataset.selection).startswith(f"{count} (") else dataset.selection
+        paper_questions.append(f"{dataset.label} {count} ({selection})")
         counts = [(s.get("questions"), _dataset_file(str((s.get("config") or {}).get("dataset", ""))))
                   for key, s in runs.items() if key.dataset == dataset.id]
         if counts:
@@ -259,8 +268,12 @@ class Rendered:
     notes: list[str]
 
 
-def render(table: Table, out: Path, *, preset: str | None = None, notes: list[str] | None = None) -> Rendered:
-    """The table as measured in `out`'s run folders beside the paper's numbers."""
+def render(table: Table, out: Path, *, preset: str | None = None, notes: list[str] | None = None,
+           datasets: list[str] | None = None) -> Rendered:
+    """The table as measured in `out`'s run folders beside the paper's numbers; with `datasets`, only their
+    columns, questions and orderings (what `--datasets` ran)."""
+    if datasets is not None:
+        table = replace(table, datasets=tuple(d for d in table.datasets if d.id in datasets))
     runs = load_runs(table, out, preset)
     measured = lookup(runs, preset)
     shown = columns(table)
