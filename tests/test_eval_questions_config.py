@@ -219,6 +219,43 @@ def test_a_preset_given_with_a_summary_sets_what_the_old_preset_set(setup, tmp_p
     assert (y["preset"], y["concise_answer"], y["grounded_notes"], y["max_steps"]) == ("paper", False, False, 9)
 
 
+def test_a_flag_wins_over_the_same_option_in_the_files_option_table(setup, tmp_path):
+    data, _ = setup
+    toml = write_toml(tmp_path / "run.toml", run_head(data) + """
+[option]
+max-steps = 3
+k = 4
+""")
+    invoke("eval", "--config", str(toml), "--out", str(tmp_path / "y"), "--questions", "1", "--max-steps", "5",
+           "--k", "2")
+    y = config(tmp_path / "y")
+    assert (y["max_steps"], y["k"]) == (5, 2)
+
+
+def test_a_preset_and_options_given_with_a_summary(setup, tmp_path):
+    data, _ = setup
+    invoke(*base_args(data), "--out", str(tmp_path / "x"), "--questions", "1", "--preset", "small")
+    invoke("eval", "--config", str(tmp_path / "x" / "summary.json"), "--out", str(tmp_path / "y"), "--preset", "paper",
+           "--option", "concise_answer=true")
+    y = config(tmp_path / "y")
+    assert (y["preset"], y["concise_answer"], y["grounded_notes"]) == ("paper", True, False)
+
+
+def test_a_summary_reads_back_its_named_index_as_the_index_flag(tmp_path):
+    from hoprag.eval.config import read_config_file
+
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"config": {"method": "rag", "index": "wiki-demo", "preset": "paper"}}))
+    assert read_config_file(path)["index"] == "wiki-demo"
+
+
+def test_a_toml_file_cannot_name_the_summarys_private_key(setup, tmp_path, monkeypatch, capsys):
+    data, _ = setup
+    toml = write_toml(tmp_path / "run.toml", run_head(data) + "__set_by_preset = [\"k\"]\n")
+    line = one_line_error(monkeypatch, capsys, "eval", "--config", str(toml), "--preset", "paper")
+    assert "unknown key '__set_by_preset'" in line
+
+
 def test_a_summary_of_a_server_run_searches_that_server_again(tmp_path):
     from hoprag.eval.config import OPTION_KEY, read_config_file
 

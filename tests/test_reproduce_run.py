@@ -194,8 +194,10 @@ def test_counts_show_whole_token_means_and_steps_with_a_decimal():
 
     tokens, steps = Metric("main_in", "Main tokens input", "tokens.main.in"), Metric("steps", "Avg steps", "steps")
     assert cell_text(26000.0, tokens, Measured(4711.4, True)) == "4711* (26000, -21289)"
+    assert cell_text(3.0, tokens, Measured(2.5, False)) == "3 (3, +0)"  # halves up; the delta of what is shown
+    assert cell_text(263.5, tokens, Measured(300.2, False)) == "300 (263.5, +36.5)"  # the paper's as printed
     assert cell_text(3.3, steps, Measured(2.33, False)) == "2.3 (3.3, -1.0)"
-    assert cell_text(4.0, steps, Measured(4.0, False)) == "4 (4, +0.0)"
+    assert cell_text(1.0, steps, Measured(0.98, False)) == "1.0 (1.0, +0.0)"  # never -0.0
 
 
 @pytest.mark.parametrize("args, expected", [
@@ -259,3 +261,13 @@ def test_a_table_not_run_yet_shows_no_retrieval_or_k_of_its_own():
     lines = setting_differences(tiny_table(), {})
     assert "retriever and corpus: paper e5-base-v2 over wiki18; here —" in lines
     assert "k: paper 5; here —" in lines
+
+
+def test_a_papers_count_not_stated_is_said_once_and_no_selection_gives_no_brackets():
+    from hoprag.reproduce.render import setting_differences
+
+    datasets = [{"id": "hotpotqa", "label": "HotpotQA", "split": "dev", "questions": None,
+                 "selection": "not stated (a later paper used 500)"},
+                {"id": "2wiki", "label": "2Wiki", "split": "dev", "questions": 1000, "selection": None}]
+    lines = setting_differences(tiny_table(datasets=datasets), {})
+    assert "questions: paper HotpotQA not stated (a later paper used 500); 2Wiki 1000; here —" in lines, lines

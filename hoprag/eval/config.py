@@ -16,6 +16,7 @@ from typing import Any
 
 from hoprag.context import METHOD_ROLES, Context
 from hoprag.errors import HopragError
+from hoprag.presets import preset_options
 
 OPTION_KEY = "option"  # the table of Context options
 # What a run records that does not decide its answers, or that the other recorded keys already say: not read back.
@@ -65,8 +66,15 @@ def keys_of_recorded_run(config: dict[str, Any], path: Path) -> dict[str, Any]:
     context_fields = set(typing.get_type_hints(Context))
     keys: dict[str, Any] = {}
     options: dict[str, Any] = {k: v for k, v in BEFORE_RECORDED.items() if k not in config}
-    set_by_preset = config.get("preset_options") if isinstance(config.get("preset_options"), dict) else {}
-    keys[PRESET_SET_KEY] = {k for k, v in set_by_preset.items() if config.get(k) == v}
+    # What the preset set: as recorded, else (a run from before presets were recorded) as this version's preset
+    # has it. An option the run set to its preset's own value counts as the preset's: the record cannot tell.
+    from_preset = config.get("preset_options")
+    if not isinstance(from_preset, dict):
+        try:
+            from_preset = preset_options(str(config.get("preset")), config.get("method"))
+        except HopragError:
+            from_preset = {}
+    keys[PRESET_SET_KEY] = {k for k, v in from_preset.items() if config.get(k) == v} | set(options)
     for key, value in config.items():
         if key in RECORDED_ONLY or value is None:
             continue
@@ -82,8 +90,9 @@ def keys_of_recorded_run(config: dict[str, Any], path: Path) -> dict[str, Any]:
                 raise HopragError(f"--config {path}: the merged seeds {value} are not consecutive; give one seed's "
                                   "summary.json (its seed-N folder) instead")
             keys.update(seed=value[0], seeds=len(value))
-        elif key == "index" and isinstance(value, str) and value.startswith("auto-"):
-            keys["index"] = "auto"  # the dataset's own closed-corpus index, named by its content: auto builds it
+        elif key == "index" and isinstance(value, str):
+            # the dataset's own closed-corpus index is named by its content: auto builds it again
+            keys["index"] = "auto" if value.startswith("auto-") else value
         elif key in context_fields:
             options[key] = value
         elif key in RECORDED_FLAGS:
@@ -112,7 +121,7 @@ def apply_config_file(path: Path, click_ctx: Any, given: dict[str, Any]) -> dict
 
     params = {flag_key(p): p for p in click_ctx.command.params if p.name in given}
     values = read_config_file(path)
-    set_by_preset = values.pop(PRESET_SET_KEY, set())
+    set_by_preset = values.pop(PRESET_SET_KEY) if path.suffix == ".json" else set()  # a TOML file has none
     unknown = sorted(set(values) - set(params))
     if unknown:
         close = difflib.get_close_matches(unknown[0], list(params), n=1)
@@ -129,7 +138,8 @@ def apply_config_file(path: Path, click_ctx: Any, given: dict[str, Any]) -> dict
         if key == OPTION_KEY:
             # An option that is also a flag (k, preset, max_steps, ... as a summary.json records them): the flag
             # wins. A --preset given with a summary.json: the options the recorded preset set come from the new one.
-            dropped = {k for k in value if on_command_line(k)} if isinstance(value, dict) else set()
+            dropped = {k for k in value if on_command_line(str(k).replace("-", "_"))} if isinstance(value, dict) \
+                else set()
             if on_command_line("preset"):
                 dropped |= set_by_preset
             table = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value

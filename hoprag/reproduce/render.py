@@ -9,6 +9,7 @@ them; counts (steps, tokens) are counts on both sides: no metric is rescaled.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,22 +71,19 @@ def lookup(runs: dict[RunKey, dict[str, Any]], preset: str | None) -> Lookup:
     return measured
 
 
-# Scores are percentages, shown with one decimal as the papers print them; counts (tokens, steps), named so in
-# the metric's id or summary key, are shown whole where they are whole.
-COUNT_WORDS = ("tokens", "steps")
+# Scores and average steps are shown with one decimal; token counts (named so in the metric's id or summary key),
+# means over questions, are shown whole.
+def number(value: float, whole: bool = False) -> str:
+    return str(math.floor(value + 0.5)) if whole else f"{value:.1f}"  # halves up, as the papers round
 
 
-def number(value: float, percent: bool = True, whole: bool = False) -> str:
-    """A score with one decimal; a count whole where it is (or, `whole`, rounded: token means, which the papers
-    print rounded), else with one decimal (average steps)."""
-    if not percent and (whole or value == int(value)):
-        return str(round(value))
-    return f"{value:.1f}"
+def paper_number(value: float, whole: bool) -> str:
+    """The paper's number as it printed it (a token count with a decimal keeps it)."""
+    return number(value, whole and value == int(value))
 
 
 def cell_text(paper: float | None, metric: Metric, measured: Measured | None) -> str:
     """ "31.2 (38.6, -7.4)"; "— (38.6)" where not run; "n/a (38.6)" where hoprag does not measure it."""
-    percent = not any(word in f"{metric.id} {metric.summary}" for word in COUNT_WORDS)
     whole = "tokens" in f"{metric.id} {metric.summary}"
     if measured is None:
         shown = NOT_RUN
@@ -94,13 +92,15 @@ def cell_text(paper: float | None, metric: Metric, measured: Measured | None) ->
     elif measured.value is None:
         shown = NOT_RUN
     else:
-        shown = number(measured.value, percent, whole) + ("*" if measured.partial else "")
+        shown = number(measured.value, whole) + ("*" if measured.partial else "")
     if paper is None:
         return "" if shown in (NOT_RUN, "n/a") else f"{shown} (—)"
     if measured is None or measured.value is None:
-        return f"{shown} ({number(paper, percent)})"
-    delta = measured.value - paper
-    return f"{shown} ({number(paper, percent)}, {f'{round(delta):+d}' if whole else f'{delta:+.1f}'})"
+        return f"{shown} ({paper_number(paper, whole)})"
+    # the difference of the numbers as shown, so that it adds up (and never reads -0.0)
+    delta = (math.floor(measured.value + 0.5) - paper if whole else round(measured.value - paper, 1)) + 0.0
+    sign = "+" if delta >= 0 else "-"
+    return f"{shown} ({paper_number(paper, whole)}, {sign}{paper_number(abs(delta), whole)})"
 
 
 def columns(table: Table) -> list[tuple[Dataset, Metric]]:
@@ -236,10 +236,10 @@ def setting_differences(table: Table, runs: dict[RunKey, dict[str, Any]]) -> lis
                                 f"{config.get('max_tokens')}" for key, config in zip(runs, configs, strict=True)})
     paper_questions, here_questions = [], []
     for dataset in table.datasets:
-        count = dataset.questions or "not stated"
-        selection = (dataset.selection or "").removeprefix(f"{count} (").removesuffix(")") \
-            if str(dataset.selection).startswith(f"{count} (") else dataset.selection
-        paper_questions.append(f"{dataset.label} {count} ({selection})")
+        count, selection = dataset.questions or "not stated", dataset.selection or ""
+        if selection.startswith(f"{count} ("):  # "not stated (...)" under a count not stated: say it once
+            selection = selection.removeprefix(f"{count} (").removesuffix(")")
+        paper_questions.append(f"{dataset.label} {count}" + (f" ({selection})" if selection else ""))
         counts = [(s.get("questions"), _dataset_file(str((s.get("config") or {}).get("dataset", ""))))
                   for key, s in runs.items() if key.dataset == dataset.id]
         if counts:
