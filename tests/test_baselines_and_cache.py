@@ -120,7 +120,7 @@ def test_readme_diagrams_are_drawn_from_the_graphs():
 
 def test_readme_langchain_example_runs(monkeypatch, capsys):
     """The README's Python example, as written, with a scripted model and an in-memory index in place of
-    the embedded model and hotpot-hard."""
+    the embedded model and the demo index."""
     import re
     from pathlib import Path
 
@@ -131,13 +131,13 @@ def test_readme_langchain_example_runs(monkeypatch, capsys):
         def search(self, query: str, k: int) -> list[Document]:
             return [Document(id="a", title="Big Stone Gap", text="Big Stone Gap was directed by Adriana Trigiani.")]
 
-    register_retriever("hotpot-hard", Passages())
+    register_retriever("demo", Passages())
     monkeypatch.setenv("HOPRAG_LLM", register_fake("fake:readme", ScriptedChatModel(
         lambda messages: "Thought: the page says so\nAction: finish[Adriana Trigiani]")))
     try:
         exec(compile(example, "README.md", "exec"), {})
     finally:
-        register_retriever("hotpot-hard", None)
+        register_retriever("demo", None)
     assert capsys.readouterr().out.splitlines() == ["Adriana Trigiani", "Adriana Trigiani"]
 
 
