@@ -41,7 +41,7 @@ SUMMARIZER_LLM_OPTION = typer.Option(None, help="Model spec of the ReSP summariz
 GENERATOR_LLM_OPTION = typer.Option(None, help="Model spec of the final-answer generator.")
 ANSWERER_LLM_OPTION = typer.Option(None, help="Model spec of ReaRAG's RAG-engine answer model.")
 RETRIEVER_OPTION = typer.Option("auto", help="auto (dense where the index has vectors, else bm25; $HOPRAG_RETRIEVER_URL when set) | dense | bm25 | hybrid | wikipedia (live MediaWiki API, whole pages) | http(s)://HOST:PORT/retrieve (a FlashRAG / Search-R1 retrieval server) | py:MODULE:ATTR (a LangChain retriever) | a registered retriever or index name (docs/retrievers.md)")
-K_OPTION = typer.Option(None, help="Documents per search (preset: 5; ReaRAG 3).")
+K_OPTION = typer.Option(None, help="Documents per search (default: the preset's, 5 for most methods; see docs/presets.md).")
 MAX_STEPS_OPTION = typer.Option(None, help="Step cap: ReAct family T (preset: paper 25, small 6), ReaRAG's bound (15, small 8).")
 MAX_ITERATIONS_OPTION = typer.Option(None, help="Iteration cap of ReSP (preset: 3) and FuRePA (T, preset: 6).")
 AUTO_PRESET = "auto"  # the default: the preset that fits the run's model

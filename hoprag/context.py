@@ -62,7 +62,7 @@ class Context:
         "(FlashRAG / Search-R1 /retrieve) or py:MODULE:ATTR (a LangChain retriever); the last two are not "
         "index-based. A served graph accepts only the server URLs it was started with, and no py: path.",
     )
-    k: int | None = _describe(None, "Documents retrieved per search (top-k); preset: 5, ReaRAG 3 (FuRePA retrieves one more than its evidence holds, and ignores it).")
+    k: int | None = _describe(None, "Documents retrieved per search (top-k); the preset sets 5 for most methods (docs/presets.md lists each). FuRePA retrieves one more than its evidence holds, and ignores it.")
     pages: bool | None = _describe(
         None,
         "Group retrieved passages by title into one Markdown page per title. Each method declares what it "

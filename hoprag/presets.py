@@ -104,14 +104,17 @@ ADAPTATIONS_ON: dict[str, Any] = {
     # asks for it). Off: on ReaRAG small (30 HotpotQA-hard questions) invalid outputs went 17.3% -> 0 and F1 49.4 -> 38.9,
     # the constrained model finishing after one search in 16 of 30 questions.
     "constrained_actions": False,
-    # ReAct family: retrieve with "entity query" joined and write notes for "entity; query", as every measured `small`
-    # run did; `paper` retrieves with the entity and writes notes for the query (003, Step 2 and Algorithm 1).
+    # ReAct family: retrieve with "entity query" joined and write notes for "entity; query", so a search finds what
+    # its query asks about, not only the entity's page; `paper` retrieves with the entity and writes notes for the
+    # query (003, Step 2 and Algorithm 1).
     "search_entity_and_query": True,
     # ReaRAG: the answer model (the RAG engine and the concise answer) decodes greedily with short caps (128 and 32
-    # tokens), as every 'small' run of ReaRAG measured; the official code samples it at 0.95 / top_p 0.7, up to 1024 tokens.
+    # tokens), since a small answer model's sampled long answers drift; the official code samples it at 0.95 /
+    # top_p 0.7, up to 1024 tokens.
     "rearag_greedy_answers": True,
-    # Sampled calls of the embedded model keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05), as
-    # every 'small' run measured; 'paper' samples the whole distribution, as the papers' APIs do.
+    # Sampled calls of the embedded model keep llama.cpp's default truncation (top_k 40, top_p 0.95, min_p 0.05),
+    # which keeps a small model's samples away from its unlikely tail; 'paper' samples the whole distribution, as the
+    # papers' APIs do.
     "truncated_sampling": True,
     # Every method, RAG and CoT too: a final answer that names none of the question's named choices ("..., A or B?",
     # yes/no) is replaced by the choice one grammar-held generator call picks from the run's evidence. ReNAct answered
@@ -400,7 +403,8 @@ _BOTH_REASONS = {
     "stop_on_empty_step": "Both original codes (IRCoT and FLARE) end the chain at a step that generates nothing.",
     "max_tokens": "A cap on each call's output where a paper gives none (ReSP and ReaRAG set their own).",
     "max_iterations": "ReSP §4.1: at most 3 iterations (FuRePA sets its own T).",
-    "k": "Top-5 documents per search, as NotesWriting (§4.2) and ReSP (§4.1) retrieve (ReaRAG sets its own).",
+    "k": "Top-5 documents per search, as NotesWriting (§4.2) and ReSP (§4.1) retrieve (a method whose paper or code "
+         "retrieves another number sets its own).",
     "resp_local_input": "ReSP's Table 4 prompt: the local pathway summarizes the combined memory queues.",
 }
 REASONS: dict[str, dict[str, str]] = {
@@ -450,9 +454,11 @@ REASONS: dict[str, dict[str, str]] = {
                                    "the chain with the forced finish.",
         "rearag_forced_finish": "A chain at the step bound still gets an answer: one call asks for `finish`, else the "
                                 "last observation answers.",
-        "constrained_actions": "Off in both presets, but a feature for users: every action parses, though small "
-                               "models then finished too early.",
-        "search_entity_and_query": "Retrieve with the entity and the query together, as every `small` run did.",
+        "constrained_actions": "Off in both presets: the grammar makes every action parse but leads small models to "
+                               "finish after too few searches, so it is left to users whose models write malformed "
+                               "actions.",
+        "search_entity_and_query": "Retrieve with the entity and the query joined, so a search finds what the query "
+                                   "asks about rather than only the entity's page, and the note writer sees both.",
         "rearag_greedy_answers": "The answer model decodes greedily with short caps, since sampled long answers "
                                  "from small models drift.",
         "truncated_sampling": "Sampled calls keep llama.cpp's default truncation, which keeps small models' "
