@@ -93,6 +93,11 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra:
     if options.get("temperature") is not None and not 0 <= options["temperature"] <= 2:
         raise HopragError(f"--temperature must be between 0 and 2, got {options['temperature']}")
     ctx = Context().with_options(retriever=retriever, k=k, **options)
+    from hoprag.context import METHOD_ROLES
+    from hoprag.llm import check_model_spec, resolve_spec
+
+    for role in METHOD_ROLES:  # a mistyped model fails here, in one line, not as every question's error
+        check_model_spec(resolve_spec(role, ctx))
     return ctx.with_options(preset=auto_preset(ctx)[0] if preset == AUTO_PRESET else preset)
 
 
@@ -110,11 +115,15 @@ def parse_options(pairs: list[str] | None) -> dict[str, Any]:
     for pair in pairs or []:
         key, separator, raw = pair.partition("=")
         key, raw = key.strip().replace("-", "_"), raw.strip()
+        if not separator and key in hints:
+            raise HopragError(f"--option {pair!r}: give the value too, as {key}=VALUE")
         if not separator or key not in hints:
             close = difflib.get_close_matches(key, list(hints), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else "; the options are the fields of hoprag.context.Context"
             raise HopragError(f"--option {pair!r}: use KEY=VALUE with a context option{hint}")
-        kinds = [k for k in typing.get_args(hints[key]) or (hints[key],) if k is not type(None)]
+        field_type = hints[key]  # Optional[...] unwrapped; a bare Literal is its own kind (its args are its values)
+        kinds = [field_type] if typing.get_origin(field_type) is typing.Literal else \
+            [k for k in typing.get_args(field_type) or (field_type,) if k is not type(None)]
         literals = [v for k in kinds for v in typing.get_args(k) if typing.get_origin(k) is typing.Literal]
         expected = ("true or false" if bool in kinds else "an integer" if int in kinds else "a number" if float in kinds
                     else " | ".join(map(str, literals)) if literals else "text")
@@ -252,9 +261,11 @@ def ask(
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
                        seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer, extra=option)
     ctx.resolved(method)  # a preset without this method (flashrag has ten) fails here, in one line, before any work
+    from hoprag.graphs import CLOSED_BOOK
     from hoprag.retrievers.registry import uses_index
 
-    if uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever need none
+    # wikipedia, a retrieval server, a py: or registered retriever, and a closed-book method need none
+    if uses_index(ctx.retriever, index) and method not in CLOSED_BOOK:
         ensure_index(index)
     if not as_json:
         if preset == AUTO_PRESET:  # say which preset the default chose, and why
@@ -485,8 +496,15 @@ def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limi
           concurrency: int, judge: str | None, llm_cache: bool, chroma_url: str | None, split: str | None) -> None:
     """`hoprag eval` with its flags (and --config file) read."""
     from hoprag.eval.datasets import resolve_dataset_spec
-    from hoprag.eval.runner import auto_index, machines_warning, parse_questions, run_eval, run_eval_seeds
-    from hoprag.graphs import load_method
+    from hoprag.eval.runner import (
+        CLOSED_CORPUS_KINDS,
+        auto_index,
+        machines_warning,
+        parse_questions,
+        run_eval,
+        run_eval_seeds,
+    )
+    from hoprag.graphs import CLOSED_BOOK, load_method
     from hoprag.retrievers.registry import uses_index
 
     for name, value in (("method", method), ("dataset", dataset), ("out", out_dir)):
@@ -510,9 +528,15 @@ def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limi
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
                        temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer,
                        extra=option)
+    if judge:
+        from hoprag.llm import check_model_spec
+
+        check_model_spec(judge)
     dataset = resolve_dataset_spec(dataset, split)  # flashrag:DIR becomes its split's file
     if not uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever
         index_name = "wikipedia" if ctx.retriever == "wikipedia" else (index if index != "auto" else "none")
+    elif index == "auto" and method in CLOSED_BOOK and dataset.partition(":")[0] not in CLOSED_CORPUS_KINDS:
+        index_name = "none"  # a closed-book method searches nothing: a dataset without paragraphs needs no index
     elif index == "auto":
         index_name = auto_index(dataset)
     else:
@@ -525,6 +549,9 @@ def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limi
             console.print(warning)
     else:
         summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), **options)
+    if summary.get("questions") and summary.get("failures") == summary["questions"]:
+        raise HopragError(f"all {summary['questions']} questions failed; each error is in {out_dir / 'results.jsonl'} "
+                          "(its `error` field); fix the cause and rerun the same command to retry them")
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
             "avg_steps", "total_tokens_per_question", "avg_seconds", "seconds_over_llm", "reprocessed_prompt_share",
             "peak_rss_mb")
@@ -689,6 +716,9 @@ def reproduce(
     forced = check_preset(preset, ctx)
     failed: list[str] = []
     if table_only:
+        if not any(out_dir.glob("*/*/summary.json")):  # DATASET/METHOD-PRESET/summary.json
+            console.print(f"no runs in {out_dir} yet: run the same command without --table-only to make them",
+                          markup=False, highlight=False)
         notes = skipped_rows(table, list(table.rows), forced)
     else:
         if index != "auto" and uses_index(ctx.retriever, index):
@@ -739,11 +769,13 @@ def _usage_error_line(error: Exception) -> str | None:
 
 def main() -> None:
     """Entry point: user errors become one red line and exit code 1, never a traceback."""
+    from rich.markup import escape  # a message's own brackets ({title: [sentences]}) are text, not markup
+
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     try:
         app(standalone_mode=False)
     except HopragError as error:
-        console.print(f"[bold red]error:[/] {error}")
+        console.print(f"[bold red]error:[/] {escape(str(error))}")
         sys.exit(1)
     except (typer.Abort, KeyboardInterrupt):
         console.print("[yellow]interrupted")
@@ -755,11 +787,12 @@ def main() -> None:
             sys.exit(0)
         line = _usage_error_line(error)
         if line is not None:
-            console.print(f"[bold red]error:[/] {line}", highlight=False)
+            console.print(f"[bold red]error:[/] {escape(line)}", highlight=False)
             sys.exit(getattr(error, "exit_code", 2))
         if os.environ.get("HOPRAG_DEBUG"):
             raise
-        console.print(f"[bold red]error:[/] {type(error).__name__}: {error} (set HOPRAG_DEBUG=1 for a traceback)")
+        console.print(f"[bold red]error:[/] {type(error).__name__}: {escape(str(error))} (set HOPRAG_DEBUG=1 for a "
+                      "traceback)")
         sys.exit(1)
 
 

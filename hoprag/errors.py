@@ -23,6 +23,11 @@ class RunUnavailableError(HopragError):
     every question as failed, and `hoprag reproduce` skips the run with it."""
 
 
+class EndpointUnavailableError(EndpointError, RunUnavailableError):
+    """An LLM endpoint every call needs that cannot be reached, rejects the API key or does not serve the model:
+    `hoprag eval` stops (a rerun resumes) instead of recording every question as failed."""
+
+
 class NoLogprobsError(RunUnavailableError):
     """A method that gates on token confidence (FLARE) got a reply without log-probabilities."""
 

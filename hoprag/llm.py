@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseLLM
@@ -29,7 +30,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from hoprag.context import ROLES, Context
-from hoprag.errors import ContextOverflowError, EndpointError, HopragError, NoLogprobsError, UnknownSpecError
+from hoprag.errors import (
+    ContextOverflowError,
+    EndpointError,
+    EndpointUnavailableError,
+    HopragError,
+    NoLogprobsError,
+    UnknownSpecError,
+)
 from hoprag.llm_cache import cache_key, chat_role, is_cacheable, response_cache
 from hoprag.local_models import DEFAULT_LOCAL_MODEL
 
@@ -201,18 +209,36 @@ def _local_n_ctx() -> int:
     return int(os.environ.get("HOPRAG_N_CTX", "8192"))
 
 
-def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> BaseChatModel:
-    """A cached chat model for a spec and role. Local roles of one model file share one llama.cpp
-    context, each with its own saved KV cache, so alternating roles do not re-read every prompt."""
+def check_model_spec(spec: str) -> None:
+    """A model spec's form, checked before a run starts and without loading anything: its kind, a registered fake,
+    an embedded model's known name or existing .gguf file."""
     kind, _, name = spec.partition(":")
     if kind == "fake":
         if spec not in _FAKES:
             raise UnknownSpecError(f"unknown fake model '{spec}'; register it with hoprag.llm.register_fake")
-        return _FAKES[spec]
+        return
     if kind not in ("local", "local-server", "openai") or not name:
         raise UnknownSpecError(
             f"unknown model spec '{spec}'; use local:<name|file.gguf>, local-server:<name>, openai:<model> or fake:<name>"
         )
+    if kind == "local":
+        from hoprag.local_models import KNOWN_MODELS
+
+        if name.endswith(".gguf") or "/" in name:
+            if not Path(name).expanduser().is_file():
+                raise HopragError(f"GGUF file not found: {name}")
+        elif name not in KNOWN_MODELS:
+            raise UnknownSpecError(f"unknown local model '{name}'; known: {', '.join(KNOWN_MODELS)} or a path to a "
+                                   ".gguf file")
+
+
+def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> BaseChatModel:
+    """A cached chat model for a spec and role. Local roles of one model file share one llama.cpp
+    context, each with its own saved KV cache, so alternating roles do not re-read every prompt."""
+    check_model_spec(spec)
+    kind, _, name = spec.partition(":")
+    if kind == "fake":
+        return _FAKES[spec]
     # A local model that must report token log-probabilities (FLARE) computes logits for every token,
     # which costs prompt speed: it is an instance (or server) of its own.
     # The seed is not part of the key: every call sends its own, so calls that vary the seed (sampled
@@ -540,19 +566,22 @@ def _describe_failure(spec: str, role: str, attempts: int, error: Exception | No
                       raw_text: bool = False) -> HopragError:
     name = type(error).__name__ if error else "error"
     if raw_text and name in ("NotFoundError", "BadRequestError"):  # OpenAI's chat models have no /v1/completions
-        return EndpointError(
+        return EndpointUnavailableError(
             f"the endpoint of {spec} refused a plain-text completion (/v1/completions: {name}), which this call needs; "
             "use an endpoint that serves it (vLLM, llama.cpp) or, for IRCoT, --option ircot_style=flashrag-chat")
-    if "Connection" in name or "Timeout" in name or name == "ConnectError":
+    if "Timeout" in name:  # one slow call (a long generation): this question fails, the run goes on
+        return EndpointError(f"LLM call for role {role} ({spec}) timed out {attempts} time(s); raise HOPRAG_TIMEOUT "
+                             f"(seconds) if the endpoint is slow")
+    if "Connection" in name or name == "ConnectError":  # nothing answers: every question would fail the same way
         base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return EndpointError(
+        return EndpointUnavailableError(
             f"cannot reach the endpoint of {spec} at {base} after {attempts} attempt(s); "
             f"check OPENAI_BASE_URL and that the server is running"
         )
     if name == "AuthenticationError":
-        return EndpointError(f"the endpoint of {spec} rejected the API key; set OPENAI_API_KEY")
+        return EndpointUnavailableError(f"the endpoint of {spec} rejected the API key; set OPENAI_API_KEY")
     if name == "NotFoundError":
-        return EndpointError(f"the endpoint does not serve model '{spec.partition(':')[2]}'; check the model name")
+        return EndpointUnavailableError(f"the endpoint does not serve model '{spec.partition(':')[2]}'; check the model name")
     return EndpointError(f"LLM call for role {role} ({spec}) failed after {attempts} attempt(s): {name}: {error}")
 
 

@@ -199,7 +199,8 @@ def test_bad_option_pairs_are_one_line_errors():
     assert_one_line_error(hoprag("ask", "Who?", "--option", "grounded_note=false"), "did you mean grounded_notes")
     assert_one_line_error(hoprag("ask", "Who?", "--option", "grounded_notes=maybe"), "grounded_notes takes true or false")
     assert_one_line_error(hoprag("ask", "Who?", "--option", "resp_on_repeat=never"), "retrieve | replan | end")
-    assert_one_line_error(hoprag("ask", "Who?", "--option", "max_steps"), "use KEY=VALUE")
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "max_steps"), "give the value too, as max_steps=VALUE")
+    assert_one_line_error(hoprag("ask", "Who?", "--option", "max_stepz"), "use KEY=VALUE")
 
 
 @pytest.mark.slow

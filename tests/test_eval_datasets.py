@@ -157,7 +157,7 @@ def test_malformed_files(tmp_path: Path) -> None:
         load_dataset(f"nq:{bad_jsonl}")
     wrong_layout = tmp_path / "wrong.json"
     wrong_layout.write_text(json.dumps([{"question": "q", "answer": "a"}]))
-    with pytest.raises(HopragError, match="record 0 does not have the 2wiki layout"):
+    with pytest.raises(HopragError, match='record 1 of the JSON list of .* has no "_id" field; each 2wiki record is'):
         load_dataset(f"2wiki:{wrong_layout}")
     not_list = tmp_path / "obj.json"
     not_list.write_text(json.dumps({"a": 1}))

@@ -73,7 +73,7 @@ def test_bad_flashrag_input_is_one_clear_error(tmp_path):
     with pytest.raises(HopragError, match="--split picks a file of a FlashRAG dataset folder"):
         load_dataset(f"flashrag:{only_train / 'train.jsonl'}", split="dev")
     broken = write_jsonl(tmp_path / "broken.jsonl", [{"id": "1", "question": "Q?", "answer": "A"}])
-    with pytest.raises(HopragError, match="record 0 does not have the flashrag layout.*golden_answers"):
+    with pytest.raises(HopragError, match='line 1 of .* has no "golden_answers" field'):
         load_dataset(f"flashrag:{broken}")
     with pytest.raises(HopragError, match="dataset file not found"):
         load_dataset(f"flashrag:{tmp_path / 'missing.jsonl'}")

@@ -87,8 +87,9 @@ def _read_json_list(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
+def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Each object of a JSONL file with its line number (from 1)."""
+    records: list[tuple[int, dict[str, Any]]] = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as error:
@@ -99,11 +100,11 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise HopragError(f"{path} line {number} is not valid JSON ({error.msg}); "
+            raise HopragError(f"line {number} of {path} is not valid JSON ({error.msg}); "
                               "expected one JSON object per line (JSONL)") from error
         if not isinstance(record, dict):
-            raise HopragError(f"{path} line {number} is not a JSON object; expected one object per line")
-        records.append(record)
+            raise HopragError(f"line {number} of {path} is not a JSON object; expected one object per line")
+        records.append((number, record))
     return records
 
 
@@ -212,8 +213,6 @@ def _nq(record: dict[str, Any], index: int) -> Example:
 
 
 def _generic(record: dict[str, Any], index: int) -> Example:
-    if "question" not in record:
-        raise KeyError("question")
     gold = next((record[key] for key in ("answers", "golden_answers") if key in record), None)
     gold = record["answer"] if gold is None else gold
     answers = [gold] if isinstance(gold, str) else [str(a) for a in gold]
@@ -291,6 +290,42 @@ def _read_frames(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+# What a record of each kind must have (each entry: a field, or fields any one of which will do), and its layout,
+# so that a record without one is named by its line with the field it lacks and the layout expected.
+REQUIRED_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "hotpotqa": (("question",), ("answer",), ("context",)),
+    "2wiki": (("_id",), ("question",), ("answer",), ("context",)),
+    "musique": (("id",), ("question",), ("answer",)),
+    "fanoutqa": (("id",), ("question",), ("answer",)),
+    "frames": (("Prompt",), ("Answer",)),
+    "nq": (("question",), ("answer",)),
+    "jsonl": (("question",), ("answers", "answer", "golden_answers")),
+    "flashrag": (("question",), ("golden_answers",)),
+}
+LAYOUTS = {
+    "hotpotqa": '{"_id": ..., "question": ..., "answer": ..., "context": [["title", ["sentence", ...]], ...], '
+                '"supporting_facts": [["title", sentence_index], ...]} (or the Hugging Face hotpot_qa layout)',
+    "2wiki": '{"_id": ..., "question": ..., "answer": ..., "type": ..., "context": [["title", ["sentence", ...]], ...], '
+             '"supporting_facts": [["title", sentence_index], ...]}',
+    "musique": '{"id": ..., "question": ..., "answer": ..., "paragraphs": [{"title": ..., "paragraph_text": ..., '
+               '"is_supporting": ...}, ...]}',
+    "fanoutqa": '{"id": ..., "question": ..., "answer": ..., "decomposition": [...]}',
+    "frames": "a row with Prompt and Answer columns (and reasoning_types)",
+    "nq": '{"question": ..., "answer": [...]}',
+    "jsonl": '{"question": ..., "answers": [...]} ("answer" or "golden_answers" also name the gold answers)',
+    "flashrag": '{"id": ..., "question": ..., "golden_answers": [...], "metadata": {...}}',
+}
+
+
+def _missing_field(record: dict[str, Any], kind: str) -> str | None:
+    """The first field `kind` needs that `record` lacks, as the message names it; None where it has them all."""
+    for choices in REQUIRED_FIELDS[kind]:
+        if not any(name in record for name in choices):
+            others = ", ".join(f'"{name}"' for name in choices[1:])
+            return f'"{choices[0]}" field' + (f" (or {others})" if others else "")
+    return None
+
+
 _CONVERTERS: dict[str, Callable[[dict[str, Any], int], Example]] = {
     "2wiki": _2wiki, "musique": _musique, "fanoutqa": _fanout, "frames": _frames, "nq": _nq, "jsonl": _generic,
     "flashrag": _flashrag,
@@ -321,29 +356,42 @@ def load_dataset(spec: str, limit: int | None = None, *, reasoning_type: str | N
     if limit is not None and limit < 0:
         raise HopragError(f"limit must be zero or positive, got {limit}")
     path = Path(location).expanduser()
+    if path.is_dir():  # flashrag:DIR was resolved to its split's file above
+        inside = sorted(p.name for p in path.iterdir() if p.suffix in (".json", ".jsonl", ".tsv"))[:3]
+        example = f"{kind}:{path / inside[0]}" if inside else f"{kind}:{path / 'FILE'}"
+        holds = f" (it holds {', '.join(inside)})" if inside else ""
+        raise HopragError(f"{path} is a folder; a {kind} dataset is one file, e.g. {example}{holds}; only "
+                          "flashrag:DIR reads a folder (a FlashRAG dataset folder of SPLIT.jsonl files)")
     if not path.is_file():
         raise HopragError(f"dataset file not found: {path} (from spec {spec!r}); check the path")
 
+    # each record with where it is, counted from 1 as the bad-JSON messages count lines
     if kind == "frames":
-        records = _read_frames(path)
+        placed = [(f"row {number} (after the header)", row) for number, row in enumerate(_read_frames(path), 1)]
         if reasoning_filter:
             wanted = reasoning_filter.casefold()
-            records = [r for r in records if wanted in (r.get("reasoning_types") or "").casefold()]
+            placed = [(where, r) for where, r in placed if wanted in (r.get("reasoning_types") or "").casefold()]
+        unit = "row"
     elif kind in ("musique", "nq", "flashrag") or (kind == "jsonl" and path.suffix != ".json"):
-        records = _read_jsonl(path)
+        placed = [(f"line {number}", record) for number, record in _read_jsonl(path)]
+        unit = "line"
     else:
-        records = _read_json_list(path)
+        placed = [(f"record {number} of the JSON list", r) for number, r in enumerate(_read_json_list(path), 1)]
+        unit = "record"
 
     converter = _hotpot if kind == "hotpotqa" else _CONVERTERS[kind]
     examples: list[Example] = []
-    for index, record in enumerate(records):
+    for index, (where, record) in enumerate(placed):
         if limit is not None and len(examples) >= limit:
             break
+        missing = _missing_field(record, kind)
+        if missing is not None:
+            raise HopragError(f"{where} of {path} has no {missing}; each {kind} {unit} is {LAYOUTS[kind]}")
         try:
             example = converter(record, index)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-            raise HopragError(f"{path}: record {index} does not have the {kind} layout "
-                              f"({type(error).__name__}: {error}); check the dataset kind in {spec!r}") from error
+            raise HopragError(f"{where} of {path} does not have the {kind} layout ({type(error).__name__}: {error}); "
+                              f"each {kind} {unit} is {LAYOUTS[kind]}; check the dataset kind in {spec!r}") from error
         example.dataset = kind
         examples.append(example)
     return examples

@@ -19,6 +19,7 @@ from hoprag.eval.report import (
     dataset_label,
     plot_figures,
     questions_differ,
+    read_records,
     seed_folders,
     shared_notes,
 )
@@ -72,16 +73,8 @@ def _e(value: Any) -> str:
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
-    file = path / "results.jsonl"
-    if not file.is_file():
-        return []
-    rows = []
-    for line in file.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line cut by a kill
-    return rows
+    """A run folder's records (the tolerant reader's: a line cut by a kill is skipped), one per question."""
+    return list(read_records(path).values())
 
 
 def is_correct(record: dict[str, Any]) -> bool:
@@ -227,7 +220,7 @@ def render_html(runs: list[Path]) -> str:
     summaries = [row.summary for row in compared]
     columns = _answer_columns(runs, summaries)
     column_names = [name for name, _ in columns]
-    by_run = [{r["id"]: r for r in _records(path)} for _, path in columns]
+    by_run = [read_records(path) for _, path in columns]  # the one reader: it skips a line cut by a killed run
     order: list[str] = []
     for records in by_run:
         order += [i for i in records if i not in order]

@@ -3,11 +3,11 @@ against a baseline, and PNG plots."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hoprag.errors import HopragError
 from hoprag.eval.runs import load_run, read_records, read_summary, seed_folders  # noqa: F401 (re-exported)
 
 COLUMNS = ("em", "f1", "cover_em", "judge", "retrieval_recall", "avg_steps", "finish_rate", "invalid_output_rate",
@@ -131,10 +131,19 @@ def _markdown(rows: list[RunRow], figures: list[dict[str, Any] | None], bases: l
     return lines
 
 
+def check_baseline(runs: list[Path], baseline: int) -> None:
+    """HopragError (one line) where `baseline` is not the position of one of the runs."""
+    if not 0 <= baseline < len(runs):
+        choices = "0 (there is one run)" if len(runs) == 1 else f"0 to {len(runs) - 1}"
+        raise HopragError(f"--baseline {baseline}: give {choices}, the position of the run the deltas are taken "
+                          "against in the runs' order on the command line (0: the first)")
+
+
 def table(runs: list[Path], baseline: int = 0) -> str:
     """The markdown comparison. Where runs of one dataset cover different questions, the first table compares
     them on the questions they share (deltas against the baseline run's figures on those questions) and a second
     one keeps each run's figures over all its questions apart, without deltas."""
+    check_baseline(runs, baseline)
     rows = compare_runs(runs)
     summaries = [row.summary for row in rows]
     if not questions_differ(rows):
@@ -167,10 +176,8 @@ def plot_figures(runs: list[Path]) -> list[Any]:
     first.tight_layout()
     second, ax = plt.subplots(figsize=(6, 4))
     for path in runs:
-        results = path / "results.jsonl"
-        rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()] if results.is_file() else []
         by_hops: dict[int, list[float]] = {}
-        for row in rows:
+        for row in read_records(path).values():  # the one reader: it skips a line cut by a killed run
             if row.get("hops"):
                 by_hops.setdefault(int(row["hops"]), []).append(row.get("steps") or 0)
         xs = sorted(by_hops)

@@ -82,7 +82,10 @@ def select_questions(dataset: str, questions: str | None, limit: int | None) -> 
     """The dataset's questions a run evaluates: those of the range `questions` (all without one), then the first
     `limit` of them. A range that starts after the dataset's last question is refused."""
     if questions is None:
-        return load_dataset(dataset, limit=limit)
+        examples = load_dataset(dataset, limit=limit)
+        if not examples:
+            raise HopragError(f"dataset {dataset} holds no questions; give a file with at least one")
+        return examples
     first, last = parse_questions(questions)
     stops = [stop for stop in (last, first - 1 + limit if limit is not None else None) if stop is not None]
     examples = load_dataset(dataset, limit=min(stops) if stops else None)
@@ -575,6 +578,8 @@ def merge_seed_runs(runs: list[Path], out: Path) -> dict[str, Any]:
                         "machine": merged_machines([summaries[path]["config"] for path in by_seed.values()]),
                         "seed_runs": {f"seed-{seed}": os.path.relpath(path.resolve(), target)
                                       for seed, path in by_seed.items()}}
+    if out.exists() and not out.is_dir():
+        raise HopragError(f"--out {out} is a file; give a folder for the merged summary.json")
     out.mkdir(parents=True, exist_ok=True)
     partial = out / "summary.json.tmp"  # write, then swap: a kill mid-write leaves no half summary
     partial.write_text(json.dumps(merged, indent=2, default=str))

@@ -10,12 +10,23 @@ from typing import Any
 from hoprag.errors import HopragError
 
 
-def read_summary(file: Path) -> Any:
-    """A summary.json's content; HopragError (one line) where it cannot be read."""
+def read_summary(file: Path) -> dict[str, Any]:
+    """A summary.json's content; HopragError (one line) where it cannot be read or is not the summary hoprag eval
+    writes (an object with the run's "config" object and its count of "questions")."""
     try:
-        return json.loads(file.read_text())
+        summary = json.loads(file.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise HopragError(f"{file} is unreadable ({error}); rerun its hoprag eval command to rewrite it") from None
+    if not isinstance(summary, dict):
+        problem = f"it holds a JSON {type(summary).__name__}, not an object"
+    elif not isinstance(summary.get("config"), dict):
+        problem = 'no "config" object' if "config" not in summary else '"config" is not an object'
+    elif not isinstance(summary.get("questions"), int) or isinstance(summary.get("questions"), bool):
+        problem = 'no "questions" count'
+    else:
+        return summary
+    raise HopragError(f"{file} is not a hoprag eval summary ({problem}); give the --out folder of a hoprag eval run, "
+                      "or rerun its hoprag eval command to rewrite it")
 
 
 def load_run(path: Path) -> dict[str, Any]:

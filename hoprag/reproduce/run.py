@@ -141,11 +141,14 @@ def table_methods(table: Table) -> list[str]:
 
 
 def data_folder(data: Path | None) -> Path | None:
-    """--data, else $HOPRAG_DATA, else none."""
-    if data is not None:
-        return data
+    """--data, else $HOPRAG_DATA, else none; a folder that is not there is one line."""
     from_env = os.environ.get(DATA_ENV, "").strip()
-    return Path(from_env).expanduser() if from_env else None
+    folder = data if data is not None else Path(from_env).expanduser() if from_env else None
+    if folder is not None and not folder.is_dir():
+        given = "--data" if data is not None else f"${DATA_ENV}"
+        raise HopragError(f"{given} {folder}: no such folder; give the folder that holds the datasets "
+                          "(FlashRAG's dataset collection, or laid out as docs/evaluation.md describes)")
+    return folder
 
 
 def locate_dataset(dataset: Dataset, data: Path | None) -> DatasetFile | str:

@@ -73,8 +73,10 @@ class SentenceTransformerEmbedder:
             # HOPRAG_EMBED_DEVICE (--embed-device) picks cpu / cuda / mps; unset, a GPU when there is one.
             self._model: Any = SentenceTransformer(model, device=os.environ.get("HOPRAG_EMBED_DEVICE") or None)
         except Exception as error:  # offline hub misses surface as many different exception types
-            raise HopragError(f"cannot load sentence-transformers model '{model}' for embedder '{name}': "
-                              f"{error}") from error
+            first_line = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+            raise HopragError(f"cannot load sentence-transformers model '{model}' for embedder '{name}' ({first_line}); "
+                              "without network, download it where there is one and give its folder: st:/path/to/model"
+                              ) from error
         if pooling is not None:
             self._check_pooling(model, pooling)
         getter = getattr(self._model, "get_embedding_dimension", None) or \

@@ -7,6 +7,7 @@ import importlib.util
 import itertools
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,28 @@ from hoprag.errors import HopragError, UnknownSpecError
 
 SOURCE_KINDS = ("jsonl:PATH", "hotpotqa:PATH", "musique:PATH", "2wiki:PATH", "wiki-offline", "wikipedia:PATH")
 PASSAGE_WORDS = 100
+# What a record of each file source looks like, for the message about a record that does not.
+SOURCE_LAYOUTS = {
+    "jsonl": 'one {"id": ..., "title": ..., "text": ...} per line, or FlashRAG\'s {"id": ..., "contents": '
+             '"title\\ntext"} (a JSON list of them, or one {"title": ["sentence", ...]} object, also works)',
+    "hotpotqa": 'HotpotQA question records with "context": [["title", ["sentence", ...]], ...] (a JSON list, or one per '
+                'line; the Hugging Face layout too), or one {"title": ["sentence", ...]} object',
+    "2wiki": '2WikiMultihopQA question records with "context": [["title", ["sentence", ...]], ...] (a JSON list, or one '
+             'per line), or one {"title": ["sentence", ...]} object',
+    "musique": 'one MuSiQue record with "paragraphs": [{"title": ..., "paragraph_text": ...}, ...] per line, or '
+               '{"title": ..., "text": ...} passages',
+    "wikipedia": 'one article {"id": ..., "title": ..., "text": ...} per line, or a parquet file with those columns',
+}
+
+
+@dataclass
+class _Place:
+    """Where a source's reader is in its file ("line 3", "record 3 of the JSON list") and how many records it has
+    read, so that the error about a bad record names its line, and the one about an empty source says why."""
+
+    file: Path | None = None
+    where: str = ""
+    records: int = 0
 
 
 def stable_id(title: str, text: str) -> str:
@@ -36,14 +59,27 @@ def _existing(path: str, spec: str) -> Path:
     if not path:
         raise HopragError(f"source '{spec}' needs a file path, e.g. {spec.rstrip(':')}:data/file.json")
     file = Path(path).expanduser()
+    if file.is_dir():
+        raise HopragError(f"source '{spec}': {file} is a folder; give a file of the corpus, e.g. "
+                          f"{spec.partition(':')[0]}:{file / 'corpus.jsonl'}")
     if not file.is_file():
         raise HopragError(f"source '{spec}': file not found: {file} (check the path; relative paths are "
                           f"resolved from {Path.cwd()})")
     return file
 
 
-def _read_json_or_jsonl(file: Path) -> Iterator[Any]:
-    """Records of a JSON list / object file or a JSONL file; JSONL is streamed line by line."""
+def _load_whole(handle: Any, place: _Place) -> Any:
+    try:
+        return json.load(handle)
+    except json.JSONDecodeError as error:
+        place.where = f"line {error.lineno}"
+        raise
+
+
+def _read_json_or_jsonl(file: Path, place: _Place) -> Iterator[Any]:
+    """Records of a JSON list / object file or a JSONL file; JSONL is streamed line by line. `place` follows
+    where each record is."""
+    place.file = file
     with file.open(encoding="utf-8") as handle:
         head = ""
         while True:
@@ -56,7 +92,9 @@ def _read_json_or_jsonl(file: Path) -> Iterator[Any]:
             return
         if head == "[":
             # A JSON list cannot be streamed with the standard library; it is read whole.
-            yield from json.load(handle)
+            for number, record in enumerate(_load_whole(handle, place), start=1):
+                place.where, place.records = f"record {number} of the JSON list", place.records + 1
+                yield record
             return
         first = handle.readline()
         rest = handle.readline()
@@ -68,14 +106,16 @@ def _read_json_or_jsonl(file: Path) -> Iterator[Any]:
                               and "id" not in record and "title" not in record and "paragraphs" not in record):
             # One JSON object spread over lines, or a single-line {title: ...} mapping.
             handle.seek(0)
-            yield json.load(handle)
+            record = _load_whole(handle, place)
+            place.where, place.records = "the JSON object", place.records + 1
+            yield record
             return
-        for line in (first, rest):
+        for number, line in enumerate(itertools.chain((first, rest), handle), start=1):
             if line.strip():
-                yield json.loads(line)
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+                place.where = f"line {number}"
+                record = json.loads(line)
+                place.records += 1
+                yield record
 
 
 def _doc(title: str, text: str, source: str, doc_id: str | None = None, **metadata: Any) -> Document:
@@ -92,8 +132,8 @@ def _dedupe(documents: Iterator[Document]) -> Iterator[Document]:
         yield document
 
 
-def _jsonl(file: Path, spec: str) -> Iterator[Document]:
-    for record in _read_json_or_jsonl(file):
+def _jsonl(file: Path, spec: str, place: _Place) -> Iterator[Document]:
+    for record in _read_json_or_jsonl(file, place):
         if isinstance(record, dict) and "text" not in record and "contents" not in record \
                 and all(isinstance(v, list) for v in record.values()):
             # {title: [sentences]} corpus files (hotpot_train_100_corpus.json)
@@ -116,8 +156,8 @@ def _context_pairs(context: Any) -> Iterator[tuple[str, list[str]]]:
         yield from ((title, sentences) for title, sentences in context or [])
 
 
-def _hotpot_like(file: Path, spec: str) -> Iterator[Document]:
-    for record in _read_json_or_jsonl(file):
+def _hotpot_like(file: Path, spec: str, place: _Place) -> Iterator[Document]:
+    for record in _read_json_or_jsonl(file, place):
         if isinstance(record, dict) and "context" not in record:
             # a {title: [sentences]} corpus file
             for title, sentences in record.items():
@@ -127,8 +167,8 @@ def _hotpot_like(file: Path, spec: str) -> Iterator[Document]:
             yield _doc(str(title), join_sentences(sentences), spec)
 
 
-def _musique(file: Path, spec: str) -> Iterator[Document]:
-    for record in _read_json_or_jsonl(file):
+def _musique(file: Path, spec: str, place: _Place) -> Iterator[Document]:
+    for record in _read_json_or_jsonl(file, place):
         if "paragraphs" not in record:  # [{title, text}] corpus files
             yield _doc(str(record.get("title", "")), str(record.get("text", "")).strip(), spec)
             continue
@@ -159,7 +199,7 @@ def split_words(text: str, size: int = PASSAGE_WORDS) -> list[str]:
     return [" ".join(words[i:i + size]) for i in range(0, len(words), size)] or [""]
 
 
-def _wikipedia_records(file: Path, spec: str) -> Iterator[dict[str, Any]]:
+def _wikipedia_records(file: Path, spec: str, place: _Place) -> Iterator[dict[str, Any]]:
     if file.suffix == ".parquet":
         if importlib.util.find_spec("pyarrow") is None:
             raise HopragError(f"source '{spec}' is a parquet file and needs pyarrow: pip install pyarrow "
@@ -167,14 +207,18 @@ def _wikipedia_records(file: Path, spec: str) -> Iterator[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         # Row groups stream; the whole dump never sits in memory.
+        place.file = file
         for batch in pq.ParquetFile(file).iter_batches(batch_size=1000, columns=["id", "title", "text"]):
-            yield from batch.to_pylist()
+            for row in batch.to_pylist():
+                place.records += 1
+                place.where = f"row {place.records}"
+                yield row
         return
-    yield from _read_json_or_jsonl(file)
+    yield from _read_json_or_jsonl(file, place)
 
 
-def _wikipedia(file: Path, spec: str) -> Iterator[Document]:
-    for article in _wikipedia_records(file, spec):
+def _wikipedia(file: Path, spec: str, place: _Place) -> Iterator[Document]:
+    for article in _wikipedia_records(file, spec, place):
         title = str(article.get("title", ""))
         article_id = str(article.get("id") or stable_id(title, ""))
         for i, chunk in enumerate(split_words(str(article.get("text", "")))):
@@ -197,26 +241,44 @@ def iter_source(spec: str, dedupe: bool = True) -> Iterator[Document]:
         pooled = itertools.chain.from_iterable(streams)
         return _non_empty(_dedupe(pooled) if dedupe else pooled, spec)
     kind, _, path = spec.partition(":")
+    place = _Place()
     if kind == "wiki-offline":
         stream: Iterator[Document] = _wiki_offline(spec)
     elif kind in ("jsonl", "hotpotqa", "2wiki", "musique", "wikipedia"):
         file = _existing(path, spec)
         readers = {"jsonl": _jsonl, "hotpotqa": _hotpot_like, "2wiki": _hotpot_like, "musique": _musique,
                    "wikipedia": _wikipedia}
-        stream = readers[kind](file, spec)
+        stream = readers[kind](file, spec, place)
     else:
         raise UnknownSpecError(f"unknown source '{spec}'; use one of: {', '.join(SOURCE_KINDS)}")
-    return _non_empty(_dedupe(stream) if dedupe else stream, spec)
+    return _non_empty(_dedupe(stream) if dedupe else stream, spec, kind, place)
 
 
-def _non_empty(documents: Iterator[Document], spec: str) -> Iterator[Document]:
+def _non_empty(documents: Iterator[Document], spec: str, kind: str = "", place: _Place | None = None) \
+        -> Iterator[Document]:
+    """`documents`, with a one-line HopragError naming the line of a record that cannot be read and what a record
+    looks like, and one for a source that yields nothing."""
+    place = place or _Place()
+    expected = f"expected {SOURCE_LAYOUTS[kind]}" if kind in SOURCE_LAYOUTS else "check the source kind"
     count = 0
     try:
         for document in documents:
             count += 1
             yield document
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise HopragError(f"source '{spec}': unexpected record layout ({type(error).__name__}: {error})") \
-            from error
+    except json.JSONDecodeError as error:
+        where = f"{place.where or f'line {error.lineno}'} of {place.file}" if place.file else "a record"
+        raise HopragError(f"source '{spec}': {where} is not valid JSON ({error.msg}); {expected}") from error
+    except UnicodeDecodeError as error:
+        raise HopragError(f"source '{spec}': {place.file or 'the source'} is not UTF-8 text; {expected}") from error
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        where = f"{place.where or 'a record'} of {place.file}" if place.file else "a record"
+        raise HopragError(f"source '{spec}': {where} does not have the {kind or 'source'} layout "
+                          f"({type(error).__name__}: {error}); {expected}") from error
     if count == 0:
-        raise HopragError(f"source {spec} yielded no documents")
+        if place.file is not None and place.records == 0:
+            why = f"{place.file} is empty (no records); {expected}"
+        elif place.file is not None:
+            why = f"its {place.records} record{'s' if place.records != 1 else ''} held no passage text; {expected}"
+        else:
+            why = "check the source"
+        raise HopragError(f"source '{spec}' yielded no documents: {why}")
