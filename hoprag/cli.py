@@ -93,12 +93,29 @@ def make_context(*, retriever: str, k: int | None, preset: str = "paper", extra:
     if options.get("temperature") is not None and not 0 <= options["temperature"] <= 2:
         raise HopragError(f"--temperature must be between 0 and 2, got {options['temperature']}")
     ctx = Context().with_options(retriever=retriever, k=k, **options)
+    return ctx.with_options(preset=auto_preset(ctx)[0] if preset == AUTO_PRESET else preset)
+
+
+def check_models(ctx: Context, judge: str | None = None) -> None:
+    """Every role's model spec (and the judge's), before a command that calls them starts: a mistyped one fails
+    here, in one line that says where it came from, not as every question's error."""
     from hoprag.context import METHOD_ROLES
     from hoprag.llm import check_model_spec, resolve_spec
 
-    for role in METHOD_ROLES:  # a mistyped model fails here, in one line, not as every question's error
-        check_model_spec(resolve_spec(role, ctx))
-    return ctx.with_options(preset=auto_preset(ctx)[0] if preset == AUTO_PRESET else preset)
+    for role in METHOD_ROLES:
+        spec = resolve_spec(role, ctx)
+        env = f"HOPRAG_{role.upper()}_LLM"
+        source = (f"--{role}-llm" if getattr(ctx, f"{role}_llm", None) else f"${env}" if os.environ.get(env)
+                  else "--llm" if ctx.llm else "$HOPRAG_LLM" if os.environ.get("HOPRAG_LLM") else "the default")
+        try:
+            check_model_spec(spec)
+        except HopragError as error:
+            raise type(error)(f"the {role} model ({source}): {error}") from None
+    if judge:
+        try:
+            check_model_spec(judge)
+        except HopragError as error:
+            raise type(error)(f"the judge (--judge): {error}") from None
 
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
@@ -261,6 +278,7 @@ def ask(
                        generator_llm=generator_llm, answerer_llm=answerer_llm, preset=preset, temperature=temperature,
                        seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer, extra=option)
     ctx.resolved(method)  # a preset without this method (flashrag has ten) fails here, in one line, before any work
+    check_models(ctx)
     from hoprag.graphs import CLOSED_BOOK
     from hoprag.retrievers.registry import uses_index
 
@@ -528,10 +546,7 @@ def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limi
                        generator_llm=generator_llm, answerer_llm=answerer_llm, llm_cache=llm_cache, preset=preset,
                        temperature=temperature, seed=seed, reproducible=reproducible, furepa_scorer=furepa_scorer,
                        extra=option)
-    if judge:
-        from hoprag.llm import check_model_spec
-
-        check_model_spec(judge)
+    check_models(ctx, judge)
     dataset = resolve_dataset_spec(dataset, split)  # flashrag:DIR becomes its split's file
     if not uses_index(ctx.retriever, index):  # wikipedia, a retrieval server, a py: or registered retriever
         index_name = "wikipedia" if ctx.retriever == "wikipedia" else (index if index != "auto" else "none")
@@ -550,8 +565,9 @@ def _eval(*, method: str | None, dataset: str | None, out_dir: Path | None, limi
     else:
         summary = run_eval(method, dataset, out_dir, ctx.with_options(index=index_name), **options)
     if summary.get("questions") and summary.get("failures") == summary["questions"]:
-        raise HopragError(f"all {summary['questions']} questions failed; each error is in {out_dir / 'results.jsonl'} "
-                          "(its `error` field); fix the cause and rerun the same command to retry them")
+        where = out_dir / ("seed-N" if seeds > 1 else "") / "results.jsonl"
+        raise HopragError(f"all {summary['questions']} questions failed; each error is in {where} (its `error` "
+                          "field); fix the cause and rerun the same command to retry them")
     keys = ("questions", "failures", "em", "f1", "cover_em", "judge", "finish_rate", "invalid_output_rate",
             "avg_steps", "total_tokens_per_question", "avg_seconds", "seconds_over_llm", "reprocessed_prompt_share",
             "peak_rss_mb")
@@ -715,6 +731,8 @@ def reproduce(
                        llm_cache=llm_cache)  # each row's preset is set per run
     forced = check_preset(preset, ctx)
     failed: list[str] = []
+    if not table_only:
+        check_models(ctx, judge)
     if table_only:
         if not any(out_dir.glob("*/*/summary.json")):  # DATASET/METHOD-PRESET/summary.json
             console.print(f"no runs in {out_dir} yet: run the same command without --table-only to make them",

@@ -24,8 +24,14 @@ class RunUnavailableError(HopragError):
 
 
 class EndpointUnavailableError(EndpointError, RunUnavailableError):
-    """An LLM endpoint every call needs that cannot be reached, rejects the API key or does not serve the model:
-    `hoprag eval` stops (a rerun resumes) instead of recording every question as failed."""
+    """An LLM endpoint every call needs that cannot be reached (and has not answered in this process), rejects the
+    API key or does not serve the model: `hoprag eval` and `hoprag reproduce` stop (a rerun resumes) instead of
+    recording every question as failed."""
+
+
+class NoPlainCompletionError(EndpointError, RunUnavailableError):
+    """An endpoint without plain-text completions (/v1/completions), which one method's calls need: `hoprag eval`
+    stops, `hoprag reproduce` skips that method's runs."""
 
 
 class NoLogprobsError(RunUnavailableError):

@@ -36,6 +36,7 @@ from hoprag.errors import (
     EndpointUnavailableError,
     HopragError,
     NoLogprobsError,
+    NoPlainCompletionError,
     UnknownSpecError,
 )
 from hoprag.llm_cache import cache_key, chat_role, is_cacheable, response_cache
@@ -221,7 +222,7 @@ def check_model_spec(spec: str) -> None:
         raise UnknownSpecError(
             f"unknown model spec '{spec}'; use local:<name|file.gguf>, local-server:<name>, openai:<model> or fake:<name>"
         )
-    if kind == "local":
+    if kind in ("local", "local-server"):  # the embedded model, in process or as its own llama.cpp server
         from hoprag.local_models import KNOWN_MODELS
 
         if name.endswith(".gguf") or "/" in name:
@@ -499,6 +500,7 @@ def call_llm(
                 time.sleep(min(4.0, 0.5 * 2**attempt))
             continue
         seconds = time.perf_counter() - started
+        _ANSWERED.add(_endpoint_key(spec))
         usage = getattr(message, "usage_metadata", None) or {}
         text = message.content if isinstance(message.content, str) else str(message.content)
         record = LLMCall(
@@ -562,22 +564,35 @@ def top_token_logprobs(message: AIMessage) -> list[tuple[str, dict[str, float]]]
 
 
 
+# The endpoints that have answered in this process: one that stops answering later (a server restarting) fails
+# only the questions in flight, as any failing call does; one that never answered stops the run.
+_ANSWERED: set[str] = set()
+
+
+def _endpoint_key(spec: str) -> str:
+    return f"{spec}@{os.environ.get('OPENAI_BASE_URL', '')}" if spec.startswith("openai:") else spec
+
+
 def _describe_failure(spec: str, role: str, attempts: int, error: Exception | None,
                       raw_text: bool = False) -> HopragError:
     name = type(error).__name__ if error else "error"
     if raw_text and name in ("NotFoundError", "BadRequestError"):  # OpenAI's chat models have no /v1/completions
-        return EndpointUnavailableError(
+        return NoPlainCompletionError(
             f"the endpoint of {spec} refused a plain-text completion (/v1/completions: {name}), which this call needs; "
             "use an endpoint that serves it (vLLM, llama.cpp) or, for IRCoT, --option ircot_style=flashrag-chat")
     if "Timeout" in name:  # one slow call (a long generation): this question fails, the run goes on
         return EndpointError(f"LLM call for role {role} ({spec}) timed out {attempts} time(s); raise HOPRAG_TIMEOUT "
                              f"(seconds) if the endpoint is slow")
-    if "Connection" in name or name == "ConnectError":  # nothing answers: every question would fail the same way
-        base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        return EndpointUnavailableError(
-            f"cannot reach the endpoint of {spec} at {base} after {attempts} attempt(s); "
-            f"check OPENAI_BASE_URL and that the server is running"
-        )
+    if "Connection" in name or name == "ConnectError":
+        if spec.startswith("local-server:"):
+            where, check = "the llama.cpp server hoprag started for it", "see its log; a rerun starts it again"
+        else:
+            where = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+            check = "check OPENAI_BASE_URL and that the server is running"
+        text = f"cannot reach the endpoint of {spec} at {where} after {attempts} attempt(s); {check}"
+        # never answered: every question would fail the same way; answered before: this question fails, as any
+        # failing call does, and the run goes on (a server restarting)
+        return EndpointError(text) if _endpoint_key(spec) in _ANSWERED else EndpointUnavailableError(text)
     if name == "AuthenticationError":
         return EndpointUnavailableError(f"the endpoint of {spec} rejected the API key; set OPENAI_API_KEY")
     if name == "NotFoundError":

@@ -59,7 +59,8 @@ def eval_args(data, out, *extra: str) -> list[str]:
     (["--llm", "bogus"], "unknown model spec 'bogus'"),
     (["--llm", "local:no-such-model"], "unknown local model 'no-such-model'"),
     (["--llm", "local:missing/model.gguf"], "GGUF file not found"),
-    (["--notes-llm", "openai:"], "unknown model spec 'openai:'"),
+    (["--notes-llm", "openai:"], "the notes model (--notes-llm): unknown model spec 'openai:'"),
+    (["--llm", "local-server:no-such-model"], "the reasoner model (--llm): unknown local model 'no-such-model'"),
 ])
 def test_a_mistyped_model_fails_before_any_question(data, tmp_path, monkeypatch, capsys, flags, fragment):
     line = one_line(monkeypatch, capsys, *eval_args(data, tmp_path / "r", *flags))
@@ -71,7 +72,21 @@ def test_a_mistyped_judge_fails_before_any_question(data, tmp_path, monkeypatch,
     register_fake("fake:bad-input", ScriptedChatModel(lambda messages: "ans1"))
     line = one_line(monkeypatch, capsys, *eval_args(data, tmp_path / "r", "--llm", "fake:bad-input",
                                                     "--judge", "gpt4"))
-    assert "unknown model spec 'gpt4'" in line and not (tmp_path / "r" / "results.jsonl").exists()
+    assert "the judge (--judge): unknown model spec 'gpt4'" in line and not (tmp_path / "r" / "results.jsonl").exists()
+
+
+def test_a_role_model_from_the_environment_is_named_by_its_variable(data, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOPRAG_NOTES_LLM", "local:gone/model.gguf")
+    register_fake("fake:bad-input-env", ScriptedChatModel(lambda messages: "ans1"))
+    line = one_line(monkeypatch, capsys, *eval_args(data, tmp_path / "r", "--llm", "fake:bad-input-env"))
+    assert "the notes model ($HOPRAG_NOTES_LLM): GGUF file not found: gone/model.gguf" in line, line
+
+
+def test_reproduce_table_only_checks_no_model(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HOPRAG_NOTES_LLM", "local:gone/model.gguf")  # never called by rendering a table
+    code, _, err = run_main(monkeypatch, capsys, "reproduce", "resp-table1", "--table-only", "--out",
+                            str(tmp_path / "out"))
+    assert code == 0, err
 
 
 def test_an_endpoint_that_is_not_there_stops_the_run(data, tmp_path, monkeypatch, capsys):
@@ -81,6 +96,24 @@ def test_an_endpoint_that_is_not_there_stops_the_run(data, tmp_path, monkeypatch
                                                     "--option", "max_retries=0"))
     assert "cannot reach the endpoint" in line and "rerun the same command to resume" in line, line
     assert not (tmp_path / "r" / "results.jsonl").read_text().strip()  # no question recorded as failed
+
+
+def test_an_endpoint_that_answered_and_then_went_away_fails_only_the_questions_in_flight(monkeypatch):
+    # A server restarting mid-run: the calls after it answered fail one by one (the run goes on), as before.
+    import httpx
+
+    from hoprag.errors import EndpointError, EndpointUnavailableError
+    from hoprag.llm import _ANSWERED, _describe_failure, _endpoint_key
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    refused = httpx.ConnectError("refused")
+    first = _describe_failure("openai:m", "reasoner", 3, refused)
+    assert isinstance(first, EndpointUnavailableError)
+    monkeypatch.setattr("hoprag.llm._ANSWERED", _ANSWERED | {_endpoint_key("openai:m")})
+    later = _describe_failure("openai:m", "reasoner", 3, refused)
+    assert isinstance(later, EndpointError) and not isinstance(later, EndpointUnavailableError)
+    timeout = _describe_failure("openai:m", "reasoner", 3, httpx.ReadTimeout("slow"))
+    assert "timed out" in str(timeout) and not isinstance(timeout, EndpointUnavailableError)
 
 
 def test_a_run_whose_every_question_failed_exits_non_zero(data, tmp_path, monkeypatch, capsys):

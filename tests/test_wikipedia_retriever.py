@@ -96,7 +96,7 @@ def test_offline_is_one_clear_line(tmp_path, monkeypatch):
     with pytest.raises(HopragError, match="cannot reach the Wikipedia API.*needs network access"):
         make_retriever("unused", "wikipedia", k=2).search("rush", 2)
     env = {"HOPRAG_WIKIPEDIA_API": "http://127.0.0.1:9/w/api.php", "HOPRAG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin",
-           "HOPRAG_LLM": "fake:none"}
+           "HOPRAG_LLM": "openai:none"}  # a valid spec never called: the search fails first
     done = subprocess.run([sys.executable, "-m", "hoprag.cli", "ask", "Who?", "--retriever", "wikipedia", "--method", "rag"],
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1 and "Traceback" not in done.stderr

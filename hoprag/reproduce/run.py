@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.context import Context
-from hoprag.errors import HopragError, RetrievalUnavailableError, RunUnavailableError
+from hoprag.errors import (
+    EndpointUnavailableError,
+    HopragError,
+    RetrievalUnavailableError,
+    RunUnavailableError,
+)
 from hoprag.jsonfile import read_json
 from hoprag.reproduce.tables import Dataset, Row, Table, row_status
 
@@ -269,8 +274,8 @@ def reproduce_table(table: Table, ctx: Context, out: Path, *, data: Path | None,
             try:
                 summary = run_eval(key.method, file.spec, folder, run_ctx, limit=questions, concurrency=concurrency,
                                    progress=progress, judge_spec=judge_spec)
-            except RetrievalUnavailableError:
-                raise  # the index is gone for every run: stop; a rerun resumes
+            except (RetrievalUnavailableError, EndpointUnavailableError):
+                raise  # the index or the model is gone for every run: stop; a rerun resumes
             except RunUnavailableError as error:  # this run needs what is not here (weights, log-probabilities)
                 line = f"{dataset.label} {key.method} ({key.preset}): {error}; skipped"
                 outcome.skipped.append(line)
