@@ -4,7 +4,6 @@ bad-JSON messages count them), what is missing and the layout expected; a folder
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,24 +15,14 @@ from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.retrieve import register_retriever
 from hoprag.retrievers.sources import iter_source
 
+from .cli_main import one_line_error
+
 
 class Static:
     def search(self, query: str, k: int) -> list[Document]:
         return [Document(id="a", title="Alpha", text="alpha")]
 
 
-def one_line_error(monkeypatch, capsys, *args: str) -> str:
-    """`hoprag ARGS` through the real entry point: the exit code must be non-zero and stderr one line."""
-    from hoprag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["hoprag", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    captured = capsys.readouterr()
-    assert exited.value.code != 0
-    lines = [line for line in captured.err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in captured.err + captured.out, captured.err
-    return lines[0]
 
 
 def eval_error(monkeypatch, capsys, tmp_path: Path, dataset: str) -> str:

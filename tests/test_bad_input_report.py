@@ -5,13 +5,14 @@ not one of hoprag eval each get one clear line and a non-zero exit, before anyth
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from hoprag.eval.report import plot_figures
 from hoprag.eval.runner import aggregate
+
+from .cli_main import run_main
 
 
 def record(question: int, right: bool, hops: int = 2) -> dict:
@@ -30,19 +31,6 @@ def write_run(folder: Path, records: list[dict], tail: str = "") -> Path:
     return folder
 
 
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """`hoprag ARGS` through the real entry point: (exit code, stdout, stderr)."""
-    from hoprag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["hoprag", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exited:
-        code = exited.code if isinstance(exited.code, int) else 1
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.err + captured.out, captured.err
-    return code, captured.out, captured.err
 
 
 def one_line_error(monkeypatch, capsys, *args: str) -> tuple[str, str]:

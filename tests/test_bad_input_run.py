@@ -6,13 +6,15 @@ data folders and output paths are checked; a message's own brackets are printed,
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
 from hoprag.documents import Document
 from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.retrieve import register_retriever
+
+from .cli_main import one_line_error as one_line
+from .cli_main import run_main
 
 
 class OnePage:
@@ -28,26 +30,8 @@ def data(tmp_path):
     return path
 
 
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """`hoprag ARGS` through the real entry point: (exit code, stdout, stderr)."""
-    from hoprag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["hoprag", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exited:
-        code = int(exited.code or 0)
-    captured = capsys.readouterr()
-    assert "Traceback" not in captured.out + captured.err
-    return code, captured.out, captured.err
 
 
-def one_line(monkeypatch, capsys, *args: str) -> str:
-    code, _, err = run_main(monkeypatch, capsys, *args)
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code != 0 and len(lines) == 1, (code, err)
-    return lines[0]
 
 
 def eval_args(data, out, *extra: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -13,6 +12,8 @@ from typer.testing import CliRunner
 from hoprag.documents import Document
 from hoprag.llm import ScriptedChatModel, register_fake
 from hoprag.nodes.retrieve import register_retriever
+
+from .cli_main import one_line_error
 
 IGNORED = {"git_commit", "machine", "finished"}  # when a run happened, not what it ran
 
@@ -60,18 +61,6 @@ def config(out) -> dict:
     return {k: v for k, v in json.loads((out / "summary.json").read_text())["config"].items() if k not in IGNORED}
 
 
-def one_line_error(monkeypatch, capsys, *args: str) -> str:
-    """`hoprag ARGS` through the real entry point: the exit code must be non-zero and stderr one line."""
-    from hoprag.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["hoprag", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    captured = capsys.readouterr()
-    assert exited.value.code != 0
-    lines = [line for line in captured.err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in captured.err + captured.out, captured.err
-    return lines[0]
 
 
 # ---------------------------------------------------------------- --questions
