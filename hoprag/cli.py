@@ -100,22 +100,14 @@ def check_models(ctx: Context, judge: str | None = None) -> None:
     """Every role's model spec (and the judge's), before a command that calls them starts: a mistyped one fails
     here, in one line that says where it came from, not as every question's error."""
     from hoprag.context import METHOD_ROLES
-    from hoprag.llm import check_model_spec, resolve_spec
+    from hoprag.llm import check_model_spec, spec_and_source
 
-    for role in METHOD_ROLES:
-        spec = resolve_spec(role, ctx)
-        env = f"HOPRAG_{role.upper()}_LLM"
-        source = (f"--{role}-llm" if getattr(ctx, f"{role}_llm", None) else f"${env}" if os.environ.get(env)
-                  else "--llm" if ctx.llm else "$HOPRAG_LLM" if os.environ.get("HOPRAG_LLM") else "the default")
+    models = [(f"the {role} model", *spec_and_source(role, ctx)) for role in METHOD_ROLES]
+    for what, spec, source in models + ([("the judge", judge, "--judge")] if judge else []):
         try:
             check_model_spec(spec)
         except HopragError as error:
-            raise type(error)(f"the {role} model ({source}): {error}") from None
-    if judge:
-        try:
-            check_model_spec(judge)
-        except HopragError as error:
-            raise type(error)(f"the judge (--judge): {error}") from None
+            raise type(error)(f"{what} ({source}): {error}") from None
 
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
@@ -731,14 +723,13 @@ def reproduce(
                        llm_cache=llm_cache)  # each row's preset is set per run
     forced = check_preset(preset, ctx)
     failed: list[str] = []
-    if not table_only:
-        check_models(ctx, judge)
     if table_only:
         if not any(out_dir.glob("*/*/summary.json")):  # DATASET/METHOD-PRESET/summary.json
             console.print(f"no runs in {out_dir} yet: run the same command without --table-only to make them",
                           markup=False, highlight=False)
         notes = skipped_rows(table, list(table.rows), forced)
     else:
+        check_models(ctx, judge)  # rendering alone calls no model
         if index != "auto" and uses_index(ctx.retriever, index):
             ensure_index(index)
         outcome = reproduce_table(table, ctx, out_dir, data=data_folder(data), index=index, limit=limit,

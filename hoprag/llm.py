@@ -48,15 +48,20 @@ DEFAULT_REMOTE_WINDOW = 32768
 
 def resolve_spec(role: str, ctx: Context) -> str:
     """Role spec, then HOPRAG_<ROLE>_LLM, then the shared spec, then HOPRAG_LLM, then the default."""
+    return spec_and_source(role, ctx)[0]
+
+
+def spec_and_source(role: str, ctx: Context) -> tuple[str, str]:
+    """A role's model spec (resolve_spec's) and where it came from: `--ROLE-llm`, `$HOPRAG_ROLE_LLM`, `--llm`,
+    `$HOPRAG_LLM` or the default."""
     if role not in ROLES:
         raise ValueError(f"unknown role {role}")
-    return (
-        getattr(ctx, f"{role}_llm", None)
-        or os.environ.get(f"HOPRAG_{role.upper()}_LLM")
-        or ctx.llm
-        or os.environ.get("HOPRAG_LLM")
-        or DEFAULT_SPEC
-    )
+    env = f"HOPRAG_{role.upper()}_LLM"
+    for spec, source in ((getattr(ctx, f"{role}_llm", None), f"--{role}-llm"), (os.environ.get(env), f"${env}"),
+                         (ctx.llm, "--llm"), (os.environ.get("HOPRAG_LLM"), "$HOPRAG_LLM")):
+        if spec:
+            return spec, source
+    return DEFAULT_SPEC, "the default"
 
 
 # --------------------------------------------------------------------------- usage records
@@ -236,9 +241,9 @@ def check_model_spec(spec: str) -> None:
 def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> BaseChatModel:
     """A cached chat model for a spec and role. Local roles of one model file share one llama.cpp
     context, each with its own saved KV cache, so alternating roles do not re-read every prompt."""
-    check_model_spec(spec)
     kind, _, name = spec.partition(":")
     if kind == "fake":
+        check_model_spec(spec)
         return _FAKES[spec]
     # A local model that must report token log-probabilities (FLARE) computes logits for every token,
     # which costs prompt speed: it is an instance (or server) of its own.
@@ -252,6 +257,7 @@ def chat_model(spec: str, role: str, ctx: Context, logprobs: bool = False) -> Ba
     with _MODELS_LOCK:
         if key in _MODELS:
             return _MODELS[key]
+        check_model_spec(spec)  # a model made for the first time: its spec is checked once, before anything loads
         if kind == "local":
             from hoprag.llama_local import ChatLlamaCpp
 

@@ -138,12 +138,11 @@ def apply_config_file(path: Path, click_ctx: Any, given: dict[str, Any]) -> dict
         if key == OPTION_KEY:
             # An option that is also a flag (k, preset, max_steps, ... as a summary.json records them): the flag
             # wins. A --preset given with a summary.json: the options the recorded preset set come from the new one.
-            dropped = {k for k in value if on_command_line(str(k).replace("-", "_"))} if isinstance(value, dict) \
-                else set()
-            if on_command_line("preset"):
-                dropped |= set_by_preset
-            table = {k: v for k, v in value.items() if k not in dropped} if isinstance(value, dict) else value
-            merged[param.name] = option_pairs(table, path) + list(given.get(param.name) or [])
+            if isinstance(value, dict):  # anything else is refused by option_pairs
+                renewed = set_by_preset if on_command_line("preset") else set()
+                value = {k: v for k, v in value.items()
+                         if k not in renewed and not on_command_line(str(k).replace("-", "_"))}
+            merged[param.name] = option_pairs(value, path) + list(given.get(param.name) or [])
             continue
         if on_command_line(key):
             continue  # the flag wins over the file
