@@ -1,7 +1,8 @@
 """The held-out tables of docs/results.md, from the run folders of benchmarks/heldout.sh (`<dataset>-<method>-small`):
 accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds a question, mean and
 median in brackets, and main-model tokens a question; peak resident memory). Each cell is read from its
-results.jsonl, so a cell still running or stopped shows the questions it finished, with their count; a failed
+results.jsonl, so a cell still running or stopped shows the questions it finished; a line above the tables says how
+many questions of each dataset the cells have reached, and a cell short of that count gives its own. A failed
 question counts as wrong, as `hoprag eval` scores it, and the cell says how many failed.
 
 Usage: python benchmarks/heldout_table.py runs/heldout   (prints markdown; heldout.sh writes it to OUT/heldout.md)
@@ -76,9 +77,13 @@ def tables(root: Path) -> str:
             if records:
                 cells[(key, method)] = cell(records, rag, method == "rag")
 
+    # The questions each dataset's cells have reached (the script grows every cell in rounds); a cell short of
+    # them says how many it has.
+    reached = {key: max((c["n"] for (k, _), c in cells.items() if k == key), default=0) for key in DATASETS}
+
     def count(key: str, c: dict[str, Any]) -> str:
-        """A cell short of its dataset's questions says how many it has; one with failed questions, how many."""
-        notes = ([] if c["n"] == DATASETS[key][1] else [f"n = {c['n']}"]) + ([f"{c['failed']} failed"] if c["failed"] else [])
+        """A cell short of its dataset's count says how many it has; one with failed questions, how many."""
+        notes = ([] if c["n"] == reached[key] else [f"n = {c['n']}"]) + ([f"{c['failed']} failed"] if c["failed"] else [])
         return f" ({', '.join(notes)})" if notes else ""
 
     def delta(c: dict[str, Any]) -> str:
@@ -87,7 +92,9 @@ def tables(root: Path) -> str:
         same = "" if c["shared"] == c["n"] else f" (on {c['shared']})"
         return f"{c['delta']:+.2f}{same}".replace("-", "−")
 
-    lines = ["| method | " + " | ".join(f"{label} EM | {label} F1 | F1 − RAG" for label, _ in DATASETS.values()) + " |",
+    lines = ["questions: " + ", ".join(f"{label} {reached[key]} of {total}" for key, (label, total) in DATASETS.items()),
+             "",
+             "| method | " + " | ".join(f"{label} EM | {label} F1 | F1 − RAG" for label, _ in DATASETS.values()) + " |",
              "|---|" + "---|---|---|" * len(DATASETS)]
     for method in rows:
         row = [f"`{method}`"]

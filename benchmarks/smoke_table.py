@@ -36,28 +36,34 @@ def read_cell(folder: Path) -> dict | None:
             "commits": commits}
 
 
+def row_cells(cell: dict | None, rag: dict | None, method: str, ran: bool) -> list[str] | None:
+    """One preset's columns of a method's row; None where that preset did not run the method."""
+    if cell is None:
+        # A cell that ran out of its time budget before its first question has a folder and no records.
+        return ["0", "-", "-", "-", "> budget", "-", "-", "-"] if ran else None
+    delta = "0" if method == "rag" else f"{cell['f1'] - rag['f1']:+.1f}" if rag else "-"
+    return [str(cell["n"]), f"{cell['em']:.0f}", f"{cell['f1']:.1f}", delta, f"{cell['seconds']:.0f}",
+            f"{cell['tokens'][0]:,.0f}/{cell['tokens'][1]:,.0f}", str(cell["capped"]), cell["invalid"]]
+
+
 def main(root: Path) -> None:
+    """One row a method, each column "small · paper" (one value where only `small` ran)."""
     commits: set[str] = set()
     for key, label in DATASETS.items():
-        print(f"\n### {label}, first 10 questions\n")
-        print("| method | preset | n | EM | F1 | F1 − RAG | s/question | tokens in/out | capped | invalid outputs |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for preset in PRESETS:
-            rag = read_cell(root / f"{key}-rag-{preset}")
-            for folder in sorted(root.glob(f"{key}-*-{preset}")):
-                if not folder.is_dir():
-                    continue
+        print(f"\n**{label}**\n")
+        print("| method | n | EM | F1 | F1 − RAG | s/question | tokens in/out | capped | invalid outputs |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        methods = sorted({folder.name[len(key) + 1:].rsplit("-", 1)[0] for folder in root.glob(f"{key}-*")
+                          if folder.is_dir() and folder.name.rsplit("-", 1)[1] in PRESETS})
+        for method in methods:
+            columns = []
+            for preset in PRESETS:
+                folder = root / f"{key}-{method}-{preset}"
                 cell = read_cell(folder)
-                method = folder.name[len(key) + 1:-len(preset) - 1]
-                if cell is None:  # it ran out of its time budget before its first question
-                    if folder.with_name(f"{folder.name}.budget-spent").exists():
-                        print(f"| `{method}` | `{preset}` | 0 | - | - | - | > budget | - | - | - |")
-                    continue
-                commits |= cell["commits"]
-                delta = f"{cell['f1'] - rag['f1']:+.1f}" if rag and method != "rag" else "0" if method == "rag" else "-"
-                print(f"| `{method}` | `{preset}` | {cell['n']} | {cell['em']:.0f} | {cell['f1']:.1f} | {delta} | "
-                      f"{cell['seconds']:.0f} | {cell['tokens'][0]:,.0f} / {cell['tokens'][1]:,.0f} | {cell['capped']} | "
-                      f"{cell['invalid']} |")
+                commits |= cell["commits"] if cell else set()
+                columns.append(row_cells(cell, read_cell(root / f"{key}-rag-{preset}"), method, folder.is_dir()))
+            ran = [c for c in columns if c is not None]
+            print(f"| `{method}` | " + " | ".join(" · ".join(values) for values in zip(*ran, strict=True)) + " |")
     print(f"\ncommit(s): {', '.join(sorted(commits))}")
 
 

@@ -365,3 +365,21 @@ def test_heldout_table_compares_each_cell_with_rag_on_the_questions_both_hold(tm
     assert rows[5].startswith("| `renact` | 30.0 (30.0) | 150 / 15 | - | - |") and rows[5].endswith("| 2,600 |")
     assert rows[3].endswith("| 2,300 |") and rows[4].endswith("| - |")
     assert text.rstrip().endswith("commit(s): abcdef1")
+    # the count the cells have reached, per dataset, above the tables (a dataset without cells: 0)
+    assert text.splitlines()[0] == "questions: HotpotQA-hard 50 of 50, MuSiQue 0 of 50, 2Wiki 0 of 32"
+
+
+def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) -> None:
+    """A run stopped after a round: every cell at the same count, said once above the tables, not in each cell."""
+    spec = importlib.util.spec_from_file_location("heldout_table", SCRIPT.with_name("heldout_table.py"))
+    assert spec and spec.loader
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    ten = {f"q{n}": 1.0 if n < 5 else 0.0 for n in range(10)}
+    for name in ("hotpot-rag-small", "hotpot-resp-small", "2wiki-rag-small"):
+        _heldout_cell(tmp_path, name, ten)
+    _heldout_cell(tmp_path, "2wiki-resp-small", dict(list(ten.items())[:7]))  # still running
+    text = heldout.tables(tmp_path)
+    assert text.splitlines()[0] == "questions: HotpotQA-hard 10 of 50, MuSiQue 0 of 50, 2Wiki 10 of 32"
+    resp = next(line for line in text.splitlines() if line.startswith("| `resp` | "))
+    assert resp.startswith("| `resp` | 50.0 | 50.00 | +0.00 | - | - | - | 71.4 (n = 7) | 71.43 | +0.00 |")
