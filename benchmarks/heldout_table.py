@@ -2,7 +2,7 @@
 accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds a question, mean and
 median in brackets, and main-model tokens a question; peak resident memory). Each cell is read from its
 results.jsonl, so a cell still running or stopped shows the questions it finished; a line above the tables says how
-many questions of each dataset the cells have reached, and a cell short of that count gives its own. A failed
+many questions of each dataset most cells have reached, and a cell at another count gives its own. A failed
 question counts as wrong, as `hoprag eval` scores it, and the cell says how many failed.
 
 Usage: python benchmarks/heldout_table.py runs/heldout   (prints markdown; heldout.sh writes it to OUT/heldout.md)
@@ -77,12 +77,16 @@ def tables(root: Path) -> str:
             if records:
                 cells[(key, method)] = cell(records, rag, method == "rag")
 
-    # The questions each dataset's cells have reached (the script grows every cell in rounds); a cell short of
-    # them says how many it has.
-    reached = {key: max((c["n"] for (k, _), c in cells.items() if k == key), default=0) for key in DATASETS}
+    # The count most of a dataset's cells have reached (the script grows every cell in rounds; a tie goes to the
+    # larger); a cell at another count says how many it has.
+    def most_cells_hold(key: str) -> int:
+        counts = [c["n"] for (k, _), c in cells.items() if k == key]
+        return max(counts, key=lambda n: (counts.count(n), n), default=0)
+
+    reached = {key: most_cells_hold(key) for key in DATASETS}
 
     def count(key: str, c: dict[str, Any]) -> str:
-        """A cell short of its dataset's count says how many it has; one with failed questions, how many."""
+        """A cell at another count than its dataset's says how many it has; one with failed questions, how many."""
         notes = ([] if c["n"] == reached[key] else [f"n = {c['n']}"]) + ([f"{c['failed']} failed"] if c["failed"] else [])
         return f" ({', '.join(notes)})" if notes else ""
 

@@ -379,7 +379,11 @@ def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) 
     for name in ("hotpot-rag-small", "hotpot-resp-small", "2wiki-rag-small"):
         _heldout_cell(tmp_path, name, ten)
     _heldout_cell(tmp_path, "2wiki-resp-small", dict(list(ten.items())[:7]))  # still running
+    _heldout_cell(tmp_path, "hotpot-cot-small", {f"q{n}": 0.0 for n in range(12)})  # into the next round
     text = heldout.tables(tmp_path)
+    # the count most cells hold (a tie: the larger), not the furthest cell's
     assert text.splitlines()[0] == "questions: HotpotQA-hard 10 of 50, MuSiQue 0 of 50, 2Wiki 10 of 32"
     resp = next(line for line in text.splitlines() if line.startswith("| `resp` | "))
     assert resp.startswith("| `resp` | 50.0 | 50.00 | +0.00 | - | - | - | 71.4 (n = 7) | 71.43 | +0.00 |")
+    cot = next(line for line in text.splitlines() if line.startswith("| `cot` | "))
+    assert cot.startswith("| `cot` | 0.0 (n = 12) | 0.00 | −50.00 (on 10) |")
