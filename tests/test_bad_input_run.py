@@ -79,6 +79,7 @@ def test_an_endpoint_that_is_not_there_stops_the_run(data, tmp_path, monkeypatch
     line = one_line(monkeypatch, capsys, *eval_args(data, tmp_path / "r", "--llm", "openai:some-model",
                                                     "--option", "max_retries=0"))
     assert "cannot reach the endpoint" in line and "rerun the same command to resume" in line, line
+    assert "finished question" not in line, line  # nothing finished: no "0 finished questions are kept"
     assert not (tmp_path / "r" / "results.jsonl").read_text().strip()  # no question recorded as failed
 
 

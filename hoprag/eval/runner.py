@@ -405,8 +405,10 @@ def run_eval(method: str, dataset: str, out: Path, ctx: Context, *, limit: int |
                 except RunUnavailableError as error:
                     pool.shutdown(wait=True, cancel_futures=True)
                     kept = sum(not r.get("error") for r in done.values())
-                    raise type(error)(f"{error}. The {kept} finished questions are kept in {results_path}; "
-                                      f"rerun the same command to resume") from error
+                    where = ("" if not kept else f". The finished question is kept in {results_path}" if kept == 1
+                             else f". The {kept} finished questions are kept in {results_path}")
+                    raise type(error)(f"{error}{where}; once that is fixed, rerun the same command to resume"
+                                      ) from error
                 with lock:
                     sink.write(json.dumps(record, default=str) + "\n")
                     sink.flush()
