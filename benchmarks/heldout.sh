@@ -3,8 +3,10 @@
 # after the first 50 of each dev file, which no `small` option was tuned on: HotpotQA-hard 51-100, MuSiQue 51-100,
 # 2Wiki 51-82. Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers
 # (WORKERS), the cores shared out, take the cells in turn. The cells grow in rounds (ROUNDS: the questions of each
-# range a cell holds after each round), so a run stopped early leaves every cell at the same count; every cell
-# resumes, so rerun the script to continue. Writes OUT/heldout.md, the results page's tables. Run it from one commit:
+# range a cell holds after each round); every cell's job of a round starts before any job of the next, so a run
+# stopped early leaves the cells within one round of each other (heldout_table.py states the count most hold, and
+# marks the others). Every cell resumes, so rerun the script to continue. Writes OUT/heldout.md, the results page's
+# tables. Run it from one commit:
 #   bash benchmarks/heldout.sh [OUT]   (../shared/data beside the checkout)
 # METHODS adds others (any of hoprag's methods but Self-RAG, which needs a Self-RAG checkpoint).
 set -uo pipefail
@@ -28,8 +30,10 @@ done
 
 job() {  # METHOD NAME DATASET RANGE COUNT
   local dir="$OUT/$2-$1-small"
-  HOPRAG_LLM_CACHE="$dir.llm-cache.sqlite" "$HOPRAG" eval --method "$1" --preset small --dataset "$3" \
-    --questions "$4" --limit "$5" --index auto --out "$dir"
+  # A rerun's worker can race past finished jobs to a lagging cell's next round while the other still runs that
+  # cell's earlier one: the lock makes it wait, so one cell never has two writers.
+  flock "$dir.lock" env HOPRAG_LLM_CACHE="$dir.llm-cache.sqlite" "$HOPRAG" eval --method "$1" --preset small \
+    --dataset "$3" --questions "$4" --limit "$5" --index auto --out "$dir"
 }
 
 mkdir -p "$OUT"

@@ -18,7 +18,12 @@ def read_cell(folder: Path) -> dict | None:
     path = folder / "results.jsonl"
     if not path.exists():
         return None
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:  # blank, or cut by the budget's kill
+            continue
     if not records:
         return None
     n = len(records)
@@ -47,7 +52,8 @@ def row_cells(cell: dict | None, rag: dict | None, method: str, ran: bool) -> li
 
 
 def main(root: Path) -> None:
-    """One row a method, each column "small · paper" (one value where only `small` ran)."""
+    """One row a method, each column "small · paper" (one value where only `small` ran). A cell folder without
+    records ran out of its time budget before its first question (smoke_baselines.sh makes a folder per cell)."""
     commits: set[str] = set()
     for key, label in DATASETS.items():
         print(f"\n**{label}**\n")
@@ -62,7 +68,8 @@ def main(root: Path) -> None:
                 cell = read_cell(folder)
                 commits |= cell["commits"] if cell else set()
                 columns.append(row_cells(cell, read_cell(root / f"{key}-rag-{preset}"), method, folder.is_dir()))
-            ran = [c for c in columns if c is not None]
+            # one value where only `small` ran; a method only `paper` ran shows "-" for `small`
+            ran = [c for c in columns if c is not None] if columns[1] is None else [c or ["-"] * 8 for c in columns]
             print(f"| `{method}` | " + " | ".join(" · ".join(values) for values in zip(*ran, strict=True)) + " |")
     print(f"\ncommit(s): {', '.join(sorted(commits))}")
 

@@ -387,3 +387,22 @@ def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) 
     assert resp.startswith("| `resp` | 50.0 | 50.00 | +0.00 | - | - | - | 71.4 (n = 7) | 71.43 | +0.00 |")
     cot = next(line for line in text.splitlines() if line.startswith("| `cot` | "))
     assert cot.startswith("| `cot` | 0.0 (n = 12) | 0.00 | −50.00 (on 10) |")
+
+
+def test_smoke_table_shows_both_presets_of_a_method_in_one_row(tmp_path: Path, capsys) -> None:
+    """Each column "small · paper"; one value where only `small` ran; "-" for the `small` a method lacks; a cell
+    folder without records ran out of its time budget."""
+    spec = importlib.util.spec_from_file_location("smoke_table", SCRIPT.with_name("smoke_table.py"))
+    assert spec and spec.loader
+    smoke = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(smoke)
+    for name, f1s in {"hotpot-rag-small": [1.0, 0.0], "hotpot-rag-paper": [1.0, 0.0], "hotpot-sure-small": [1.0],
+                      "hotpot-self-ask-paper": [0.0, 0.0]}.items():
+        _heldout_cell(tmp_path, name, {f"q{n}": f1 for n, f1 in enumerate(f1s)})
+    (tmp_path / "hotpot-infogent-small").mkdir()
+    smoke.main(tmp_path)
+    rows = {line.split(" | ")[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("| `")}
+    assert rows["| `rag`"].startswith("| `rag` | 2 · 2 | 50 · 50 | 50.0 · 50.0 | 0 · 0 | 10 · 10 | 150/15 · 150/15 |")
+    assert rows["| `sure`"].startswith("| `sure` | 1 | 100 | 100.0 | +50.0 | 10 |")
+    assert rows["| `self-ask`"].startswith("| `self-ask` | - · 2 | - · 0 | - · 0.0 | - · -50.0 |")
+    assert rows["| `infogent`"].startswith("| `infogent` | 0 | - | - | - | > budget |")
