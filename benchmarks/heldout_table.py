@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,8 @@ def tables(root: Path) -> str:
 
     # The count most of a dataset's cells have reached (the script grows every cell in rounds; a tie goes to the
     # larger); a cell at another count says how many it has.
-    def most_cells_hold(key: str) -> int:
-        counts = [c["n"] for (k, _), c in cells.items() if k == key]
-        return max(counts, key=lambda n: (counts.count(n), n), default=0)
-
-    reached = {key: most_cells_hold(key) for key in DATASETS}
+    held = {key: Counter(c["n"] for (k, _), c in cells.items() if k == key) for key in DATASETS}
+    reached = {key: max(counts, key=lambda n: (counts[n], n), default=0) for key, counts in held.items()}
 
     def count(key: str, c: dict[str, Any]) -> str:
         """A cell at another count than its dataset's says how many it has; one with failed questions, how many."""

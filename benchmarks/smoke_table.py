@@ -6,24 +6,20 @@ Usage: python benchmarks/smoke_table.py runs/smoke   (prints markdown)
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+# A cell's records by question id, skipping a line cut by the budget's kill.
+from hoprag.eval.runs import read_records  # noqa: E402
 
 DATASETS = {"hotpot": "HotpotQA-hard", "musique": "MuSiQue"}
 PRESETS = ("small", "paper")
 
 
 def read_cell(folder: Path) -> dict | None:
-    path = folder / "results.jsonl"
-    if not path.exists():
-        return None
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:  # blank, or cut by the budget's kill
-            continue
+    records = list(read_records(folder).values())
     if not records:
         return None
     n = len(records)
@@ -41,24 +37,28 @@ def read_cell(folder: Path) -> dict | None:
             "commits": commits}
 
 
-def row_cells(cell: dict | None, rag: dict | None, method: str, ran: bool) -> list[str] | None:
-    """One preset's columns of a method's row; None where that preset did not run the method."""
+NO_CELL = ["-"] * 8  # a preset that did not run the method
+
+
+def row_cells(cell: dict | None, rag: dict | None, method: str) -> list[str]:
+    """One preset's columns of a method's row; a cell without records ran out of its time budget before its
+    first question (smoke_baselines.sh makes a folder per cell it starts)."""
     if cell is None:
-        # A cell that ran out of its time budget before its first question has a folder and no records.
-        return ["0", "-", "-", "-", "> budget", "-", "-", "-"] if ran else None
+        return ["0", "-", "-", "-", "> budget", "-", "-", "-"]
     delta = "0" if method == "rag" else f"{cell['f1'] - rag['f1']:+.1f}" if rag else "-"
     return [str(cell["n"]), f"{cell['em']:.0f}", f"{cell['f1']:.1f}", delta, f"{cell['seconds']:.0f}",
             f"{cell['tokens'][0]:,.0f}/{cell['tokens'][1]:,.0f}", str(cell["capped"]), cell["invalid"]]
 
 
 def main(root: Path) -> None:
-    """One row a method, each column "small · paper" (one value where only `small` ran). A cell folder without
-    records ran out of its time budget before its first question (smoke_baselines.sh makes a folder per cell)."""
+    """One row a method, each column "small · paper": one value where only `small` ran, "-" for the `small` a
+    method only `paper` ran lacks."""
     commits: set[str] = set()
     for key, label in DATASETS.items():
         print(f"\n**{label}**\n")
         print("| method | n | EM | F1 | F1 − RAG | s/question | tokens in/out | capped | invalid outputs |")
         print("|---|---|---|---|---|---|---|---|---|")
+        rag = {preset: read_cell(root / f"{key}-rag-{preset}") for preset in PRESETS}
         methods = sorted({folder.name[len(key) + 1:].rsplit("-", 1)[0] for folder in root.glob(f"{key}-*")
                           if folder.is_dir() and folder.name.rsplit("-", 1)[1] in PRESETS})
         for method in methods:
@@ -67,10 +67,9 @@ def main(root: Path) -> None:
                 folder = root / f"{key}-{method}-{preset}"
                 cell = read_cell(folder)
                 commits |= cell["commits"] if cell else set()
-                columns.append(row_cells(cell, read_cell(root / f"{key}-rag-{preset}"), method, folder.is_dir()))
-            # one value where only `small` ran; a method only `paper` ran shows "-" for `small`
-            ran = [c for c in columns if c is not None] if columns[1] is None else [c or ["-"] * 8 for c in columns]
-            print(f"| `{method}` | " + " | ".join(" · ".join(values) for values in zip(*ran, strict=True)) + " |")
+                columns.append(row_cells(cell, rag[preset], method) if folder.is_dir() else NO_CELL)
+            shown = columns[:1] if columns[1] is NO_CELL else columns
+            print(f"| `{method}` | " + " | ".join(" · ".join(values) for values in zip(*shown, strict=True)) + " |")
     print(f"\ncommit(s): {', '.join(sorted(commits))}")
 
 

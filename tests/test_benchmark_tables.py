@@ -18,12 +18,17 @@ from hoprag.eval.runner import merge_seed_summaries
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "preset_table.py"
 
 
-def _preset_table() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("preset_table", SCRIPT)
+def _benchmark_script(name: str) -> ModuleType:
+    """A script of benchmarks/ (not a package) loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, SCRIPT.with_name(f"{name}.py"))
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _preset_table() -> ModuleType:
+    return _benchmark_script("preset_table")
 
 
 def _seed_summary(f1: float, seconds: float, rss: int, ended: dict[str, int]) -> dict:
@@ -305,10 +310,7 @@ def test_index_topk_counts_the_questions_whose_first_search_returns_the_recorded
     """benchmarks/index_topk.py: a rebuilt index is checked against a run's recorded first searches; an index that
     does not exist is one line and exit 2."""
     script = SCRIPT.parent / "index_topk.py"
-    spec = importlib.util.spec_from_file_location("index_topk", script)
-    assert spec and spec.loader
-    index_topk = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(index_topk)
+    index_topk = _benchmark_script("index_topk")
     step = {"kind": "search", "query": "", "retrieved_ids": []}
     records = [{"id": "same", "trajectory": [{**step, "query": "q1", "retrieved_ids": ["a", "b"]}]},
                {"id": "swapped", "trajectory": [{**step, "query": "q2", "retrieved_ids": ["c", "d"]}]},
@@ -347,10 +349,7 @@ def _heldout_cell(root: Path, name: str, f1s: dict[str, float], seconds: float =
 def test_heldout_table_compares_each_cell_with_rag_on_the_questions_both_hold(tmp_path: Path) -> None:
     """Rows in the references-first order, a partial cell with its count and its F1 − RAG over the shared
     questions only, cost per question summed over roles, and the commits named."""
-    spec = importlib.util.spec_from_file_location("heldout_table", SCRIPT.with_name("heldout_table.py"))
-    assert spec and spec.loader
-    heldout = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(heldout)
+    heldout = _benchmark_script("heldout_table")
     full = {f"q{n}": 1.0 if n < 25 else 0.0 for n in range(50)}  # 50 questions, F1 50
     _heldout_cell(tmp_path, "hotpot-rag-small", full, seconds=4.0, rss=2300)
     _heldout_cell(tmp_path, "hotpot-renact-small", {"q0": 0.5, "q30": 1.0}, seconds=30.0, rss=2600)  # partial
@@ -371,10 +370,7 @@ def test_heldout_table_compares_each_cell_with_rag_on_the_questions_both_hold(tm
 
 def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) -> None:
     """A run stopped after a round: every cell at the same count, said once above the tables, not in each cell."""
-    spec = importlib.util.spec_from_file_location("heldout_table", SCRIPT.with_name("heldout_table.py"))
-    assert spec and spec.loader
-    heldout = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(heldout)
+    heldout = _benchmark_script("heldout_table")
     ten = {f"q{n}": 1.0 if n < 5 else 0.0 for n in range(10)}
     for name in ("hotpot-rag-small", "hotpot-resp-small", "2wiki-rag-small"):
         _heldout_cell(tmp_path, name, ten)
@@ -392,10 +388,7 @@ def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) 
 def test_smoke_table_shows_both_presets_of_a_method_in_one_row(tmp_path: Path, capsys) -> None:
     """Each column "small · paper"; one value where only `small` ran; "-" for the `small` a method lacks; a cell
     folder without records ran out of its time budget."""
-    spec = importlib.util.spec_from_file_location("smoke_table", SCRIPT.with_name("smoke_table.py"))
-    assert spec and spec.loader
-    smoke = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(smoke)
+    smoke = _benchmark_script("smoke_table")
     for name, f1s in {"hotpot-rag-small": [1.0, 0.0], "hotpot-rag-paper": [1.0, 0.0], "hotpot-sure-small": [1.0],
                       "hotpot-self-ask-paper": [0.0, 0.0]}.items():
         _heldout_cell(tmp_path, name, {f"q{n}": f1 for n, f1 in enumerate(f1s)})
