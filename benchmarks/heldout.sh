@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# The held-out table (docs/results.md): `small` for the results page's methods, with `rag` and `cot`, on the questions
-# after the first 50 of each dev file, which no `small` option was tuned on: HotpotQA-hard 51-100, MuSiQue 51-100,
-# 2Wiki 51-82. Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers
-# (WORKERS), the cores shared out, take the cells in turn. The cells grow in rounds (ROUNDS: the questions of each
-# range a cell holds after each round); every cell's job of a round starts before any job of the next, so a run
-# stopped early leaves the cells within one round of each other (heldout_table.py states the count most hold, and
-# marks the others). Every cell resumes, so rerun the script to continue. Writes OUT/heldout.md, the results page's
-# tables. Run it from one commit:
+# The held-out table (docs/results.md): `small` for the results page's methods, with `rag` and `cot`, and `paper`
+# for those whose `paper` preset the embedded 1.5B model can run in reasonable time (below), on the questions after
+# the first 50 of each dev file, which no `small` option was tuned on: HotpotQA-hard 51-100, MuSiQue 51-100, 2Wiki
+# 51-82.
+# Embedded model, closed corpora (--index auto), k = 5; one response cache per cell. Two workers (WORKERS), the cores
+# shared out, take the cells in turn. The cells grow in rounds (ROUNDS: the questions of each range a cell holds
+# after each round); every cell's job of a round starts before any job of the next, so a run stopped early leaves
+# the cells within one round of each other (heldout_table.py states the count most hold, and marks the others).
+# Every cell resumes, so rerun the script to continue. Writes OUT/heldout.md, the results page's tables. Run it from
+# one commit:
 #   bash benchmarks/heldout.sh [OUT]   (../shared/data beside the checkout)
-# METHODS adds others (any of hoprag's methods but Self-RAG, which needs a Self-RAG checkpoint).
+# METHODS (`small`) and PAPER_METHODS (`paper`; empty: none) take others: any of hoprag's methods but Self-RAG,
+# which needs a Self-RAG checkpoint. `paper` leaves out by default ReNAct (ReAct's loop of up to 25 steps read about
+# 67,000 tokens a HotpotQA-hard tuning question, RAG about 700) and ReaRAG (its prompt is the fine-tuned ReaRAG-9B's:
+# no step the 1.5B model wrote on the tuning questions parsed, F1 0).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/jobs.sh  # HOPRAG, DATA, WORKERS, HOPRAG_THREADS
 OUT=${1:-runs/heldout}
-# The slowest first within a round, so the two workers end a round together.
+# A round runs its `small` cells, then its `paper` cells, each list slowest first, so it ends on short cells.
 METHODS=${METHODS:-"furepa renact flare-notes rearag ircot-notes resp rag cot"}
+PAPER_METHODS=${PAPER_METHODS-"resp furepa flare-notes ircot-notes rag cot"}
 ROUNDS=${ROUNDS:-"10 20 30 40 50"}
 DATASETS=(
   "hotpot|hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json|51-100"
@@ -24,16 +30,19 @@ DATASETS=(
 JOBS=()
 for count in $ROUNDS; do
   for method in $METHODS; do
-    for entry in "${DATASETS[@]}"; do JOBS+=("$method|$entry|$count"); done
+    for entry in "${DATASETS[@]}"; do JOBS+=("$method|small|$entry|$count"); done
+  done
+  for method in $PAPER_METHODS; do
+    for entry in "${DATASETS[@]}"; do JOBS+=("$method|paper|$entry|$count"); done
   done
 done
 
-job() {  # METHOD NAME DATASET RANGE COUNT
-  local dir="$OUT/$2-$1-small"
+job() {  # METHOD PRESET NAME DATASET RANGE COUNT
+  local dir="$OUT/$3-$1-$2"
   # A rerun's worker can race past finished jobs to a lagging cell's next round while the other still runs that
   # cell's earlier one: the lock makes it wait, so one cell never has two writers.
-  flock "$dir.lock" env HOPRAG_LLM_CACHE="$dir.llm-cache.sqlite" "$HOPRAG" eval --method "$1" --preset small \
-    --dataset "$3" --questions "$4" --limit "$5" --index auto --out "$dir"
+  flock "$dir.lock" env HOPRAG_LLM_CACHE="$dir.llm-cache.sqlite" "$HOPRAG" eval --method "$1" --preset "$2" \
+    --dataset "$4" --questions "$5" --limit "$6" --index auto --out "$dir"
 }
 
 mkdir -p "$OUT"
@@ -41,6 +50,11 @@ run_jobs "$WORKERS" || exit 1
 # The results page's two tables (accuracy with F1 − RAG, cost; by the Python beside HOPRAG, or PYTHON), and
 # `hoprag report`'s full table per dataset.
 "${PYTHON:-$(dirname "$(command -v "$HOPRAG")")/python}" benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
+# RAG's `small` cell first: the report compares every run with its first.
+shopt -s nullglob
 for name in hotpot musique 2wiki; do
-  "$HOPRAG" report "$OUT"/"$name"-*-small > "$OUT/$name.md"
+  rag="$OUT/$name-rag-small" cells=()
+  [[ -d $rag ]] && cells+=("$rag")
+  for dir in "$OUT/$name"-*-small "$OUT/$name"-*-paper; do [[ $dir == "$rag" ]] || cells+=("$dir"); done
+  if ((${#cells[@]})); then "$HOPRAG" report "${cells[@]}" > "$OUT/$name.md"; fi
 done

@@ -1,6 +1,7 @@
-"""The held-out tables of docs/results.md, from the run folders of benchmarks/heldout.sh (`<dataset>-<method>-small`):
-accuracy (EM, F1 and F1 minus RAG's on the same questions, per dataset) and cost (seconds a question, mean and
-median in brackets, and main-model tokens a question; peak resident memory). Each cell is read from its
+"""The held-out tables of docs/results.md, from the run folders of benchmarks/heldout.sh
+(`<dataset>-<method>-<preset>`, `small` and `paper`): accuracy (EM, F1 and F1 minus the same preset's RAG on the same
+questions, per dataset) and cost (seconds a question, mean and median in brackets, and main-model tokens a question;
+peak resident memory). A method's `paper` row follows its `small` row and is marked so. Each cell is read from its
 results.jsonl, so a cell still running or stopped shows the questions it finished; a line above the tables says how
 many questions of each dataset most cells have reached, and a cell at another count gives its own. A failed
 question counts as wrong, as `hoprag eval` scores it, and the cell says how many failed.
@@ -27,7 +28,7 @@ DATASETS = {"hotpot": ("HotpotQA-hard", 50), "musique": ("MuSiQue", 50), "2wiki"
 ORDER = ("rag", "cot", "renact", "renact-iterative", "react", "resp", "rearag", "furepa", "ircot", "ircot-notes",
          "flare", "flare-notes", "iter-retgen", "self-ask", "search-o1", "searchain", "chatcot", "infogent", "replug",
          "sure", "recomp", "long-context")
-PRESET = "small"
+PRESETS = ("small", "paper")  # a method's rows in this order; a `paper` row says so
 
 
 def cell(records: dict[str, dict[str, Any]], rag: dict[str, dict[str, Any]], is_rag: bool) -> dict[str, Any]:
@@ -61,26 +62,34 @@ def peak_rss(folders: list[Path]) -> str:
     return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
-def methods(root: Path) -> list[str]:
-    found = {folder.name.split("-", 1)[1][: -len(PRESET) - 1] for key in DATASETS
-             for folder in root.glob(f"{key}-*-{PRESET}") if folder.is_dir()}
-    return [m for m in ORDER if m in found] + sorted(found - set(ORDER))
+def rows_of(root: Path) -> list[tuple[str, str]]:
+    """The (method, preset) pairs with a cell folder: methods in ORDER (others after, by name), `small` first."""
+    found = {(folder.name.split("-", 1)[1][: -len(preset) - 1], preset) for key in DATASETS for preset in PRESETS
+             for folder in root.glob(f"{key}-*-{preset}") if folder.is_dir()}
+    names = {method for method, _ in found}
+    ordered = [m for m in ORDER if m in names] + sorted(names - set(ORDER))
+    return [(method, preset) for method in ordered for preset in PRESETS if (method, preset) in found]
+
+
+def row_name(method: str, preset: str) -> str:
+    return f"`{method}`" if preset == "small" else f"`{method}`, preset `{preset}`"
 
 
 def tables(root: Path) -> str:
     """Both tables as markdown, and the commits the records came from (the table is one commit's: more is flagged)."""
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
-    rows = methods(root)
+    cells: dict[tuple[str, str, str], dict[str, Any]] = {}
+    rows = rows_of(root)
     for key in DATASETS:
-        rag = read_records(root / f"{key}-rag-{PRESET}")
-        for method in rows:
-            records = rag if method == "rag" else read_records(root / f"{key}-{method}-{PRESET}")
+        # Each row is compared with RAG at its own preset (`paper` RAG reads choice questions without `small`'s help).
+        rag = {preset: read_records(root / f"{key}-rag-{preset}") for preset in PRESETS}
+        for method, preset in rows:
+            records = rag[preset] if method == "rag" else read_records(root / f"{key}-{method}-{preset}")
             if records:
-                cells[(key, method)] = cell(records, rag, method == "rag")
+                cells[(key, method, preset)] = cell(records, rag[preset], method == "rag")
 
     # The count most of a dataset's cells have reached (the script grows every cell in rounds; a tie goes to the
     # larger); a cell at another count says how many it has.
-    held = {key: Counter(c["n"] for (k, _), c in cells.items() if k == key) for key in DATASETS}
+    held = {key: Counter(c["n"] for (k, _, _), c in cells.items() if k == key) for key in DATASETS}
     reached = {key: max(counts, key=lambda n: (counts[n], n), default=0) for key, counts in held.items()}
 
     def count(key: str, c: dict[str, Any]) -> str:
@@ -98,25 +107,26 @@ def tables(root: Path) -> str:
              "",
              "| method | " + " | ".join(f"{label} EM | {label} F1 | F1 − RAG" for label, _ in DATASETS.values()) + " |",
              "|---|" + "---|---|---|" * len(DATASETS)]
-    for method in rows:
-        row = [f"`{method}`"]
+    for method, preset in rows:
+        row = [row_name(method, preset)]
         for key in DATASETS:
-            c = cells.get((key, method))
+            c = cells.get((key, method, preset))
             if c is None:
                 row += ["-", "-", "-"]
             else:
                 row += [f"{c['em']:.1f}{count(key, c)}", f"{c['f1']:.2f}", "0" if method == "rag" else delta(c)]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| method | " + " | ".join(f"{label} s/question | {label} tokens in/out" for label, _ in
+    lines += ["", "F1 − RAG: against `rag` at the row's preset, over the questions both cells hold.",
+              "", "| method | " + " | ".join(f"{label} s/question | {label} tokens in/out" for label, _ in
                                              DATASETS.values()) + " | peak RSS MB |",
               "|---|" + "---|---|" * len(DATASETS) + "---|"]
-    for method in rows:
-        row = [f"`{method}`"]
+    for method, preset in rows:
+        row = [row_name(method, preset)]
         for key in DATASETS:
-            c = cells.get((key, method))
+            c = cells.get((key, method, preset))
             row += ["-", "-"] if c is None else [f"{c['seconds']:.1f} ({c['median_seconds']:.1f})",
                                                  f"{c['tokens_in']:,.0f} / {c['tokens_out']:,.0f}"]
-        row.append(peak_rss([root / f"{key}-{method}-{PRESET}" for key in DATASETS]))
+        row.append(peak_rss([root / f"{key}-{method}-{preset}" for key in DATASETS]))
         lines.append("| " + " | ".join(row) + " |")
     commits = sorted({commit for c in cells.values() for commit in c["commits"]})
     one = "" if len(commits) <= 1 else " (more than one commit: this is not one commit's table)"

@@ -385,6 +385,74 @@ def test_heldout_table_states_the_count_every_cell_reached_once(tmp_path: Path) 
     assert cot.startswith("| `cot` | 0.0 (n = 12) | 0.00 | −50.00 (on 10) |")
 
 
+def test_heldout_table_puts_a_paper_row_under_its_small_row_and_compares_it_with_paper_rag(tmp_path: Path) -> None:
+    """`paper` cells get their own rows, marked, each after the method's `small` row, with F1 − RAG against RAG at the
+    same preset; a method run only at `paper` still gets its row."""
+    heldout = _benchmark_script("heldout_table")
+    _heldout_cell(tmp_path, "2wiki-rag-small", {"q0": 1.0, "q1": 1.0})
+    _heldout_cell(tmp_path, "2wiki-rag-paper", {"q0": 1.0, "q1": 0.0})  # no answer_choices: misses a choice question
+    _heldout_cell(tmp_path, "2wiki-resp-small", {"q0": 1.0, "q1": 0.0})
+    _heldout_cell(tmp_path, "2wiki-resp-paper", {"q0": 1.0, "q1": 0.0})
+    _heldout_cell(tmp_path, "2wiki-rearag-paper", {"q0": 0.0, "q1": 0.0})
+    text = heldout.tables(tmp_path)
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert "F1 − RAG: against `rag` at the row's preset, over the questions both cells hold." in text
+    accuracy = [row.split(" | ")[0] for row in rows[:5]]
+    assert accuracy == ["| `rag`", "| `rag`, preset `paper`", "| `resp`", "| `resp`, preset `paper`",
+                        "| `rearag`, preset `paper`"]
+    assert rows[0].endswith("| 100.0 | 100.00 | 0 |") and rows[1].endswith("| 50.0 | 50.00 | 0 |")
+    assert rows[2].endswith("| 50.0 | 50.00 | −50.00 |")  # against `small` RAG
+    assert rows[3].endswith("| 50.0 | 50.00 | +0.00 |")  # against `paper` RAG
+    assert rows[4].endswith("| 0.0 | 0.00 | −50.00 |")
+    assert [row.split(" | ")[0] for row in rows[5:]] == accuracy  # the cost table, in the same order
+
+
+def test_heldout_script_grows_every_cell_round_by_round_at_both_presets(tmp_path: Path) -> None:
+    """heldout.sh (with a stand-in for hoprag that records its calls): every cell's job of a round before any of the
+    next, `small` cells then `paper` cells, one folder and response cache a cell, then the tables and reports."""
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "hoprag"
+    fake.write_text(f"""#!{sys.executable}
+import os, pathlib, sys
+with open({str(calls)!r}, "a") as log:
+    log.write(" ".join(sys.argv[1:] + [os.environ.get("HOPRAG_LLM_CACHE", "-")]) + "\\n")
+if sys.argv[1] == "eval":
+    pathlib.Path(sys.argv[sys.argv.index("--out") + 1]).mkdir(parents=True, exist_ok=True)
+""")
+    fake.chmod(0o755)
+    env = {**os.environ, "HOPRAG": str(fake), "PYTHON": sys.executable, "DATA": "data", "WORKERS": "1",
+           "ROUNDS": "10 20", "METHODS": "resp rag", "PAPER_METHODS": "resp"}
+    out = tmp_path / "out"
+    run = subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(out)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    evals = [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
+    cells = [(a[a.index("--method") + 1], a[a.index("--preset") + 1], a[a.index("--dataset") + 1].split(":")[0],
+              a[a.index("--questions") + 1], a[a.index("--limit") + 1]) for a in evals]
+    files = [("hotpotqa", "51-100"), ("musique", "51-100"), ("2wiki", "51-82")]
+    expected = [(method, preset, name, questions, limit) for limit in ("10", "20")
+                for method, preset in (("resp", "small"), ("rag", "small"), ("resp", "paper"))
+                for name, questions in files]
+    assert cells == expected
+    names = {"hotpotqa": "hotpot", "musique": "musique", "2wiki": "2wiki"}
+    folders = [str(out / f"{names[name]}-{method}-{preset}") for method, preset, name, _, _ in expected]
+    assert [a[a.index("--out") + 1] for a in evals] == folders
+    assert [a[-1] for a in evals] == [f"{folder}.llm-cache.sqlite" for folder in folders]  # one cache a cell
+    # per dataset, its own cells only, RAG's `small` first (the report compares every run with its first)
+    reports = [line.split()[1:-1] for line in calls.read_text().splitlines() if line.startswith("report")]
+    assert reports == [[str(out / f"{name}-{cell}") for cell in ("rag-small", "resp-small", "resp-paper")]
+                       for name in ("hotpot", "musique", "2wiki")]
+    assert (out / "hotpot.md").is_file()
+    # PAPER_METHODS empty: no `paper` cell
+    calls.unlink()
+    env |= {"ROUNDS": "10", "METHODS": "rag", "PAPER_METHODS": ""}
+    assert subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(tmp_path / "small-only")], env=env,
+                          capture_output=True, timeout=120).returncode == 0
+    assert [line.split()[line.split().index("--preset") + 1] for line in calls.read_text().splitlines()
+            if line.startswith("eval")] == ["small"] * 3
+    assert (out / "heldout.md").read_text().startswith("questions: ")
+
+
 def test_smoke_table_shows_both_presets_of_a_method_in_one_row(tmp_path: Path, capsys) -> None:
     """Each column "small · paper"; one value where only `small` ran; "-" for the `small` a method lacks; a cell
     folder without records ran out of its time budget."""
