@@ -38,7 +38,14 @@ for count in $ROUNDS; do
 done
 
 job() {  # METHOD PRESET NAME DATASET RANGE COUNT
-  local dir="$OUT/$3-$1-$2"
+  local dir="$OUT/$3-$1-$2" first=${5%-*} last=${5#*-}
+  # A cell that already holds this round's questions, none failed, is skipped: `hoprag eval --limit` would only
+  # start a process and rewrite its summary.json for fewer questions than it holds.
+  local want=$(( $6 < last - first + 1 ? $6 : last - first + 1 ))
+  if [[ -f $dir/results.jsonl ]] && (( $(grep -c '"error": null.*}$' "$dir/results.jsonl") >= want )); then
+    echo "-- $dir holds its $want questions"
+    return 0
+  fi
   # A rerun's worker can race past finished jobs to a lagging cell's next round while the other still runs that
   # cell's earlier one: the lock makes it wait, so one cell never has two writers.
   flock "$dir.lock" env HOPRAG_LLM_CACHE="$dir.llm-cache.sqlite" "$HOPRAG" eval --method "$1" --preset "$2" \

@@ -443,13 +443,22 @@ if sys.argv[1] == "eval":
     assert reports == [[str(out / f"{name}-{cell}") for cell in ("rag-small", "resp-small", "resp-paper")]
                        for name in ("hotpot", "musique", "2wiki")]
     assert (out / "hotpot.md").is_file()
-    # PAPER_METHODS empty: no `paper` cell
+    # PAPER_METHODS empty: no `paper` cell. A cell holding its round's questions (a range shorter than the round:
+    # all of it), none failed, starts no process; one with a failed question runs again, to retry it.
     calls.unlink()
-    env |= {"ROUNDS": "10", "METHODS": "rag", "PAPER_METHODS": ""}
-    assert subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(tmp_path / "small-only")], env=env,
-                          capture_output=True, timeout=120).returncode == 0
-    assert [line.split()[line.split().index("--preset") + 1] for line in calls.read_text().splitlines()
-            if line.startswith("eval")] == ["small"] * 3
+    env |= {"ROUNDS": "40", "METHODS": "rag", "PAPER_METHODS": ""}
+    held = tmp_path / "small-only"
+    for name, good, failed in (("hotpot", 40, 0), ("musique", 39, 1), ("2wiki", 32, 0)):
+        (held / f"{name}-rag-small").mkdir(parents=True)
+        lines = [json.dumps({"id": f"q{n}", "error": None, "metrics": {"em": 1.0, "f1": 1.0}}) for n in range(good)]
+        lines += [json.dumps({"id": "qx", "error": "boom", "metrics": {"em": 0.0, "f1": 0.0}})] * failed
+        (held / f"{name}-rag-small" / "results.jsonl").write_text("\n".join(lines) + "\n")
+    run = subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(held)], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    evals = [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
+    assert [(a[a.index("--preset") + 1], a[a.index("--out") + 1]) for a in evals] == [
+        ("small", str(held / "musique-rag-small"))]
     assert (out / "heldout.md").read_text().startswith("questions: ")
 
 
