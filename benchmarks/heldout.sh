@@ -22,6 +22,11 @@ OUT=${1:-runs/heldout}
 METHODS=${METHODS:-"furepa renact flare-notes rearag ircot-notes resp rag cot"}
 PAPER_METHODS=${PAPER_METHODS-"resp furepa flare-notes ircot-notes rag cot"}
 ROUNDS=${ROUNDS:-"10 20 30 40 50"}
+# hoprag's Python (the one beside HOPRAG, or PYTHON) reads the cells and writes the tables.
+PYTHON=${PYTHON:-$(dirname "$(command -v "$HOPRAG")")/python}
+# A cell's finished questions, as hoprag's reader of a run folder counts them (a question's last record, not failed).
+FINISHED='import sys; from pathlib import Path; from hoprag.eval.runs import read_records
+print(sum(not record.get("error") for record in read_records(Path(sys.argv[1])).values()))'
 DATASETS=(
   "hotpot|hotpotqa:$DATA/hotpotqa/hotpot_dev_distractor_hard_100.json|51-100"
   "musique|musique:$DATA/musique/musique_ans_dev_100.jsonl|51-100"
@@ -41,8 +46,9 @@ job() {  # METHOD PRESET NAME DATASET RANGE COUNT
   local dir="$OUT/$3-$1-$2" first=${5%-*} last=${5#*-}
   # A cell that already holds this round's questions, none failed, is skipped: `hoprag eval --limit` would only
   # start a process and rewrite its summary.json for fewer questions than it holds.
-  local want=$(( $6 < last - first + 1 ? $6 : last - first + 1 ))
-  if [[ -f $dir/results.jsonl ]] && (( $(grep -c '"error": null.*}$' "$dir/results.jsonl") >= want )); then
+  local want=$(( $6 < last - first + 1 ? $6 : last - first + 1 )) finished
+  finished=$("$PYTHON" -c "$FINISHED" "$dir") || finished=0
+  if (( finished >= want )); then
     echo "-- $dir holds its $want questions"
     return 0
   fi
@@ -54,9 +60,8 @@ job() {  # METHOD PRESET NAME DATASET RANGE COUNT
 
 mkdir -p "$OUT"
 run_jobs "$WORKERS" || exit 1
-# The results page's two tables (accuracy with F1 − RAG, cost; by the Python beside HOPRAG, or PYTHON), and
-# `hoprag report`'s full table per dataset.
-"${PYTHON:-$(dirname "$(command -v "$HOPRAG")")/python}" benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
+# The results page's two tables (accuracy with F1 − RAG, cost), and `hoprag report`'s full table per dataset.
+"$PYTHON" benchmarks/heldout_table.py "$OUT" > "$OUT/heldout.md"
 # RAG's `small` cell first: the report compares every run with its first.
 shopt -s nullglob
 for name in hotpot musique 2wiki; do

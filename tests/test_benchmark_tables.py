@@ -429,13 +429,11 @@ if sys.argv[1] == "eval":
     evals = [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
     cells = [(a[a.index("--method") + 1], a[a.index("--preset") + 1], a[a.index("--dataset") + 1].split(":")[0],
               a[a.index("--questions") + 1], a[a.index("--limit") + 1]) for a in evals]
-    files = [("hotpotqa", "51-100"), ("musique", "51-100"), ("2wiki", "51-82")]
-    expected = [(method, preset, name, questions, limit) for limit in ("10", "20")
-                for method, preset in (("resp", "small"), ("rag", "small"), ("resp", "paper"))
-                for name, questions in files]
-    assert cells == expected
-    names = {"hotpotqa": "hotpot", "musique": "musique", "2wiki": "2wiki"}
-    folders = [str(out / f"{names[name]}-{method}-{preset}") for method, preset, name, _, _ in expected]
+    files = [("hotpot", "hotpotqa", "51-100"), ("musique", "musique", "51-100"), ("2wiki", "2wiki", "51-82")]
+    jobs = [(method, preset, file, limit) for limit in ("10", "20")
+            for method, preset in (("resp", "small"), ("rag", "small"), ("resp", "paper")) for file in files]
+    assert cells == [(method, preset, kind, questions, limit) for method, preset, (_, kind, questions), limit in jobs]
+    folders = [str(out / f"{name}-{method}-{preset}") for method, preset, (name, _, _), _ in jobs]
     assert [a[a.index("--out") + 1] for a in evals] == folders
     assert [a[-1] for a in evals] == [f"{folder}.llm-cache.sqlite" for folder in folders]  # one cache a cell
     # per dataset, its own cells only, RAG's `small` first (the report compares every run with its first)
