@@ -422,25 +422,34 @@ if sys.argv[1] == "eval":
     fake.chmod(0o755)
     env = {**os.environ, "HOPRAG": str(fake), "PYTHON": sys.executable, "DATA": "data", "WORKERS": "1",
            "ROUNDS": "10 20", "METHODS": "resp rag", "PAPER_METHODS": "resp"}
+
+    def run_script(folder: Path) -> list[list[str]]:
+        """heldout.sh into FOLDER, with the env as it is now: the stand-in's `eval` calls, each its arguments."""
+        run = subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(folder)], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        return [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
+
+    def flag(call: list[str], name: str) -> str:
+        return call[call.index(name) + 1]
+
     out = tmp_path / "out"
-    run = subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(out)], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    evals = [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
-    cells = [(a[a.index("--method") + 1], a[a.index("--preset") + 1], a[a.index("--dataset") + 1].split(":")[0],
-              a[a.index("--questions") + 1], a[a.index("--limit") + 1]) for a in evals]
+    evals = run_script(out)
+    cells = [(flag(a, "--method"), flag(a, "--preset"), flag(a, "--dataset").split(":")[0], flag(a, "--questions"),
+              flag(a, "--limit")) for a in evals]
     files = [("hotpot", "hotpotqa", "51-100"), ("musique", "musique", "51-100"), ("2wiki", "2wiki", "51-82")]
     jobs = [(method, preset, file, limit) for limit in ("10", "20")
             for method, preset in (("resp", "small"), ("rag", "small"), ("resp", "paper")) for file in files]
     assert cells == [(method, preset, kind, questions, limit) for method, preset, (_, kind, questions), limit in jobs]
     folders = [str(out / f"{name}-{method}-{preset}") for method, preset, (name, _, _), _ in jobs]
-    assert [a[a.index("--out") + 1] for a in evals] == folders
+    assert [flag(a, "--out") for a in evals] == folders
     assert [a[-1] for a in evals] == [f"{folder}.llm-cache.sqlite" for folder in folders]  # one cache a cell
     # per dataset, its own cells only, RAG's `small` first (the report compares every run with its first)
     reports = [line.split()[1:-1] for line in calls.read_text().splitlines() if line.startswith("report")]
     assert reports == [[str(out / f"{name}-{cell}") for cell in ("rag-small", "resp-small", "resp-paper")]
                        for name in ("hotpot", "musique", "2wiki")]
     assert (out / "hotpot.md").is_file()
+    assert (out / "heldout.md").read_text().startswith("questions: ")
     # PAPER_METHODS empty: no `paper` cell. A cell holding its round's questions (a range shorter than the round:
     # all of it), none failed, starts no process; one with a failed question runs again, to retry it.
     calls.unlink()
@@ -451,13 +460,8 @@ if sys.argv[1] == "eval":
         lines = [json.dumps({"id": f"q{n}", "error": None, "metrics": {"em": 1.0, "f1": 1.0}}) for n in range(good)]
         lines += [json.dumps({"id": "qx", "error": "boom", "metrics": {"em": 0.0, "f1": 0.0}})] * failed
         (held / f"{name}-rag-small" / "results.jsonl").write_text("\n".join(lines) + "\n")
-    run = subprocess.run(["bash", str(SCRIPT.with_name("heldout.sh")), str(held)], env=env, capture_output=True,
-                         text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    evals = [line.split() for line in calls.read_text().splitlines() if line.startswith("eval")]
-    assert [(a[a.index("--preset") + 1], a[a.index("--out") + 1]) for a in evals] == [
+    assert [(flag(a, "--preset"), flag(a, "--out")) for a in run_script(held)] == [
         ("small", str(held / "musique-rag-small"))]
-    assert (out / "heldout.md").read_text().startswith("questions: ")
 
 
 def test_smoke_table_shows_both_presets_of_a_method_in_one_row(tmp_path: Path, capsys) -> None:
