@@ -11,16 +11,18 @@
 # one commit:
 #   bash benchmarks/heldout.sh [OUT]   (../shared/data beside the checkout)
 # METHODS (`small`) and PAPER_METHODS (`paper`; empty: none) take others: any of hoprag's methods but Self-RAG,
-# which needs a Self-RAG checkpoint. `paper` leaves out by default ReNAct (ReAct's loop of up to 25 steps read about
-# 67,000 tokens a HotpotQA-hard tuning question, RAG about 700) and ReaRAG (its prompt is the fine-tuned ReaRAG-9B's:
-# no step the 1.5B model wrote on the tuning questions parsed, F1 0).
+# which needs a Self-RAG checkpoint. `paper` runs by default for RAG, CoT and ReSP. Left out by default: ReNAct (ReAct's
+# loop of up to 25 steps read about 67,000 tokens a HotpotQA-hard tuning question, RAG about 700), ReaRAG (its prompt
+# is the fine-tuned ReaRAG-9B's: no step the 1.5B model wrote on the tuning questions parsed, F1 0), and, for time on
+# two CPU cores, FuRePA, FLARE + notes and IRCoT + notes (hours more: at `paper`, two cells at a time, FuRePA took
+# 46-68 s a question and FLARE + notes 92-181 s, RAG 15): PAPER_METHODS="resp rag cot furepa flare-notes ircot-notes".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/jobs.sh  # HOPRAG, DATA, WORKERS, HOPRAG_THREADS
 OUT=${1:-runs/heldout}
 # A round runs its `small` cells, then its `paper` cells, each list slowest first, so it ends on short cells.
 METHODS=${METHODS:-"furepa renact flare-notes rearag ircot-notes resp rag cot"}
-PAPER_METHODS=${PAPER_METHODS-"resp furepa flare-notes ircot-notes rag cot"}
+PAPER_METHODS=${PAPER_METHODS-"resp rag cot"}
 ROUNDS=${ROUNDS:-"10 20 30 40 50"}
 # hoprag's Python (the one beside HOPRAG, or PYTHON) reads the cells and writes the tables.
 PYTHON=${PYTHON:-$(dirname "$(command -v "$HOPRAG")")/python}
