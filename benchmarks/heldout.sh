@@ -13,9 +13,8 @@
 # METHODS (`small`) and PAPER_METHODS (`paper`; empty: none) take others: any of hoprag's methods but Self-RAG,
 # which needs a Self-RAG checkpoint. `paper` runs by default for RAG, CoT and ReSP. Left out by default: ReNAct (ReAct's
 # loop of up to 25 steps read about 67,000 tokens a HotpotQA-hard tuning question, RAG about 700), ReaRAG (its prompt
-# is the fine-tuned ReaRAG-9B's: no step the 1.5B model wrote on the tuning questions parsed, F1 0), and, for time on
-# two CPU cores, FuRePA, FLARE + notes and IRCoT + notes (hours more: at `paper`, two cells at a time, FuRePA took
-# 46-68 s a question and FLARE + notes 92-181 s, RAG 15): PAPER_METHODS="resp rag cot furepa flare-notes ircot-notes".
+# is the fine-tuned ReaRAG-9B's: no step the 1.5B model wrote on the tuning questions parsed, F1 0), and, for time
+# (hours more on two CPU cores), FuRePA, FLARE + notes and IRCoT + notes: add them to PAPER_METHODS to run them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/jobs.sh  # HOPRAG, DATA, WORKERS, HOPRAG_THREADS
